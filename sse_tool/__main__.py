@@ -1,0 +1,3 @@
+from sse_tool.cli import main
+
+main()

@@ -1,0 +1,70 @@
+"""Which framer reads an input, recognised from its first bytes.
+
+Every stage accepts what an earlier stage writes, so the first non-blank byte decides:
+``[`` is a streamed JSON array, ``{`` is JSON Lines (NDJSON from a provider, or sse-tool's
+own records), anything else is SSE. ``AutoFramer`` holds the first bytes until they
+decide, then hands everything to the framer chosen, so detection costs nothing after.
+"""
+
+from __future__ import annotations
+
+from .jsonarray import JsonArrayParser
+from .ndjson import NdjsonParser
+from .sse import DEFAULT_MAX_EVENT_SIZE, FrameEnd, SseComment, SseEvent, SseParser
+
+#: framing name -> framer class; ``--from`` choices come from here.
+FRAMERS = {"sse": SseParser, "json-array": JsonArrayParser, "ndjson": NdjsonParser}
+
+_BLANK = b" \t\r\n\xef\xbb\xbf"  # whitespace, and the BOM's bytes
+
+
+def sniff(head: bytes, final: bool = False) -> str | None:
+    """Name the framing of an input starting with ``head``; None if more bytes are needed."""
+    first = head.lstrip(_BLANK)[:1]
+    if first == b"[":
+        return "json-array"
+    if first == b"{":
+        return "ndjson"
+    if first or final:
+        return "sse"
+    return None
+
+
+def make_framer(kind: str, *, comments: bool = False, max_event_size: int = DEFAULT_MAX_EVENT_SIZE):
+    if kind == "sse":
+        return SseParser(comments=comments, max_event_size=max_event_size)
+    return FRAMERS[kind](max_event_size=max_event_size)
+
+
+class AutoFramer:
+    """A framer that picks SSE, JSON array or NDJSON from the first bytes it is fed."""
+
+    def __init__(self, *, comments: bool = False, max_event_size: int = DEFAULT_MAX_EVENT_SIZE):
+        self._options = {"comments": comments, "max_event_size": max_event_size}
+        self._head: list[bytes] = []
+        self.kind: str | None = None
+        self._framer = None
+
+    def feed(self, chunk: bytes) -> list[SseEvent | SseComment]:
+        if self._framer is None:
+            self._head.append(chunk)
+            head = b"".join(self._head)
+            kind = sniff(head)
+            if kind is None:
+                self._head = [head]
+                return []
+            self._choose(kind)
+            self._head.clear()
+            chunk = head
+        return self._framer.feed(chunk)
+
+    def close(self) -> FrameEnd:
+        if self._framer is None:
+            head = b"".join(self._head)
+            self._choose(sniff(head, final=True))
+            self._framer.feed(head)
+        return self._framer.close()
+
+    def _choose(self, kind: str) -> None:
+        self.kind = kind
+        self._framer = make_framer(kind, **self._options)

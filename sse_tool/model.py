@@ -1,0 +1,157 @@
+"""Channel records: what ``normalize`` produces and ``render`` consumes.
+
+Every provider's stream becomes the same small vocabulary (one JSON line each on the wire,
+``to_record``/``from_record`` convert)::
+
+    {"type": "delta", "channel": "answer", "text": "ganar "}
+    {"type": "delta", "channel": "reasoning", "text": "Let me think"}
+    {"type": "tool_call", "index": 0, "id": "call_1", "name": "get_weather", "arguments": "{\\"ci"}
+    {"type": "usage", "usage": {...}}
+    {"type": "meta", "key": "model", "value": "claude-..."}
+    {"type": "reset"}
+    {"type": "end", "status": "complete", "stop_reason": "end_turn", "usage": {...}}
+
+``reset`` means "discard the draft: a new attempt starts" (a retry after part of a body
+was seen); an ``end`` record is always last, exactly once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+
+class Channel(str, Enum):
+    #: text shown to the user as the answer
+    ANSWER = "answer"
+    #: model thinking, or a summary of it
+    REASONING = "reasoning"
+
+
+class Status(str, Enum):
+    #: the provider's terminal event arrived
+    COMPLETE = "complete"
+    #: input ended without the provider's terminal event
+    TRUNCATED = "truncated"
+    #: the provider sent an error (even if a terminal event followed)
+    ERROR = "error"
+
+
+@dataclass(frozen=True, slots=True)
+class Delta:
+    channel: Channel
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """A tool call starting (``id``/``name`` set) or a piece of its JSON arguments."""
+
+    index: int
+    id: str | None = None
+    name: str | None = None
+    arguments: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    usage: dict
+
+
+@dataclass(frozen=True, slots=True)
+class Meta:
+    """Other metadata kept apart from the text: model, ids, citations, grounding, ..."""
+
+    key: str
+    value: Any
+
+
+@dataclass(frozen=True, slots=True)
+class Reset:
+    """Discard the draft: a new attempt starts."""
+
+
+@dataclass(frozen=True, slots=True)
+class End:
+    status: Status
+    stop_reason: str | None = None
+    usage: dict | None = None
+    #: for ``error``: at least ``type`` and ``message``
+    error: dict | None = None
+    #: why the stream counts as truncated or failed, in words (for diagnostics)
+    detail: str | None = None
+
+
+Record = Delta | ToolCall | Usage | Meta | Reset | End
+
+
+def to_record(item: Record) -> dict:
+    if isinstance(item, Delta):
+        return {"type": "delta", "channel": item.channel.value, "text": item.text}
+    if isinstance(item, ToolCall):
+        out: dict = {"type": "tool_call", "index": item.index}
+        if item.id is not None:
+            out["id"] = item.id
+        if item.name is not None:
+            out["name"] = item.name
+        out["arguments"] = item.arguments
+        return out
+    if isinstance(item, Usage):
+        return {"type": "usage", "usage": item.usage}
+    if isinstance(item, Meta):
+        return {"type": "meta", "key": item.key, "value": item.value}
+    if isinstance(item, Reset):
+        return {"type": "reset"}
+    out = {"type": "end", "status": item.status.value, "stop_reason": item.stop_reason}
+    for name in ("usage", "error", "detail"):
+        value = getattr(item, name)
+        if value is not None:
+            out[name] = value
+    return out
+
+
+def from_record(rec: dict) -> Record:
+    """A channel record back into its dataclass (raises KeyError/ValueError if malformed)."""
+    kind = rec["type"]
+    if kind == "delta":
+        return Delta(Channel(rec["channel"]), rec["text"])
+    if kind == "tool_call":
+        return ToolCall(rec["index"], rec.get("id"), rec.get("name"), rec.get("arguments", ""))
+    if kind == "usage":
+        return Usage(rec["usage"])
+    if kind == "meta":
+        return Meta(rec["key"], rec.get("value"))
+    if kind == "reset":
+        return Reset()
+    if kind == "end":
+        return End(
+            Status(rec["status"]), rec.get("stop_reason"), rec.get("usage"), rec.get("error"),
+            rec.get("detail"),
+        )
+    raise ValueError(f"unknown record type {kind!r}")
+
+
+@dataclass
+class Transcript:
+    """Channel texts accumulated cheaply: pieces are kept and joined only when read.
+
+    ``add`` is O(1); ``text(channel)`` joins what arrived since the last read onto the
+    text so far and keeps the result as the single piece. A reader that looks a few times a
+    second (a throttled painter) pays a few joins a second, not one per delta.
+    """
+
+    pieces: dict[Channel, list[str]] = field(default_factory=lambda: {c: [] for c in Channel})
+
+    def add(self, delta: Delta) -> None:
+        self.pieces[delta.channel].append(delta.text)
+
+    def text(self, channel: Channel) -> str:
+        parts = self.pieces[channel]
+        if len(parts) > 1:
+            parts[:] = ["".join(parts)]
+        return parts[0] if parts else ""
+
+    def clear(self) -> None:
+        for parts in self.pieces.values():
+            parts.clear()

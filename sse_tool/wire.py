@@ -1,0 +1,67 @@
+"""JSON Lines between the stages: one UTF-8 JSON object per line, written with orjson.
+
+``frame`` writes event records::
+
+    {"event": "content_block_delta", "data": "{\\"type\\":...}", "id": "42", "retry": 3000}
+
+``id`` and ``retry`` appear once the stream has set them; ``offset``/``end`` (byte offsets
+in the input) and parsed JSON ``data`` only when asked for. Comments, when asked for, are
+``{"comment": "text"}``. Later stages read these records back with ``load_event``.
+"""
+
+from __future__ import annotations
+
+import orjson
+
+from .errors import BadInput
+from .sse import SseComment, SseEvent
+
+
+def dumps(record: dict) -> bytes:
+    """One record as a JSON line (UTF-8, ``\\n``-terminated)."""
+    return orjson.dumps(record) + b"\n"
+
+
+def event_record(item: SseEvent | SseComment, *, json_data: bool = False, offsets: bool = False) -> dict:
+    if isinstance(item, SseComment):
+        record = {"comment": item.text}
+        if offsets:
+            record["offset"] = item.offset
+        return record
+    data = item.data
+    record = {"event": item.event, "data": data}
+    # Only objects and arrays are parsed, so a string ``data`` is always the raw text
+    # ("[DONE]" is not JSON and stays a string).
+    if json_data and data[:1] in ("{", "["):
+        try:
+            record["data"] = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            pass
+    if item.id is not None:
+        record["id"] = item.id
+    if item.retry is not None:
+        record["retry"] = item.retry
+    if offsets:
+        record["offset"] = item.offset
+        record["end"] = item.end
+    return record
+
+
+def is_event_record(record: dict) -> bool:
+    return "data" in record and "event" in record
+
+
+def load_event(record: dict, offset: int = 0) -> SseEvent | SseComment:
+    """An event record (as ``frame`` writes it) back into an event."""
+    if "comment" in record and "data" not in record:
+        return SseComment(str(record["comment"]), record.get("offset", offset))
+    data = record.get("data")
+    event = record.get("event", "message")
+    if not isinstance(event, str) or data is None:
+        raise BadInput("not an event record (needs string 'event' and 'data')", offset)
+    if not isinstance(data, str):  # frame --json parsed it
+        data = orjson.dumps(data).decode()
+    return SseEvent(
+        event, data, record.get("id"), record.get("retry"), record.get("offset", offset),
+        record.get("end", offset),
+    )
