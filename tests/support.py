@@ -1,0 +1,61 @@
+"""Shared helpers for the tests: fixture files, the every-cut positions, subprocess env."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "tests" / "fixtures"
+SAMPLES = ROOT / "samples"
+EXPECTED = json.loads((FIXTURES / "expected.json").read_text())
+
+#: run the CLI as a real process
+SSE_TOOL = [sys.executable, "-m", "sse_tool"]
+
+#: streams small enough to cut at every single byte position
+ALL_CUTS_UP_TO = 8192
+
+
+def stream_files() -> list[Path]:
+    """Every recorded stream: the shared fixtures and the samples we ship."""
+    files = sorted(p for p in FIXTURES.rglob("*") if p.suffix in (".sse", ".json", ".jsonl", ".ndjson")
+                   and p.name != "expected.json")
+    files += sorted(p for p in SAMPLES.glob("*") if p.suffix in (".sse", ".json", ".ndjson"))
+    return files
+
+
+def clean_env(**extra: str) -> dict:
+    """The environment for subprocess tests: PYTHONUNBUFFERED hides pipe-buffering bugs."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    env.update(extra)
+    return env
+
+
+def cut_positions(data: bytes, sample: int = 300, seed: int = 0) -> list[int]:
+    """Where to cut ``data`` in two: every position for a small stream; for a large one,
+    every position where a cut can matter plus a random sample of the rest.
+
+    A cut can matter in and around each line terminator (CRLF split, blank line split),
+    inside each multi-byte character, inside the field name at the start of each line
+    (``da|ta:``), inside a leading BOM, and at both ends.
+    """
+    n = len(data)
+    if n <= ALL_CUTS_UP_TO:
+        return list(range(n + 1))
+    cuts = set(range(0, 8)) | set(range(max(0, n - 8), n + 1))
+    line_start = 0
+    for i, byte in enumerate(data):
+        if byte in (10, 13):
+            cuts.update(range(max(0, i - 1), min(n, i + 3)))
+            line_start = i + 1
+        elif byte >= 0x80:
+            cuts.update((i, i + 1))
+        elif i - line_start < 8:
+            cuts.add(i)
+    rng = random.Random(seed)
+    cuts.update(rng.randrange(n + 1) for _ in range(sample))
+    return sorted(cuts)
