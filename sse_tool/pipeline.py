@@ -1,0 +1,131 @@
+"""Whatever an earlier stage wrote, as channel records: the input side of normalize and render.
+
+Every stage accepts the output of any earlier stage, recognised from the first bytes:
+
+* ``sse`` / ``json-array`` / ``ndjson``: provider bytes (``fetch`` output, a recording),
+  framed here and normalized;
+* ``events``: ``frame``'s JSON Lines (``{"event": ..., "data": ...}``), normalized;
+* ``records``: ``normalize``'s JSON Lines (``{"type": "delta", ...}``), passed through.
+
+JSON Lines of any kind start with ``{``; the first line's keys tell them apart. The reader
+is sans-I/O like the layers it chains: ``feed(bytes) -> list[Record]``, ``close()`` returns
+the last records, always ending with exactly one ``End``.
+"""
+
+from __future__ import annotations
+
+import orjson
+
+from .errors import BadInput
+from .framing import make_framer, sniff
+from .model import End, Record, Status, from_record
+from .ndjson import NdjsonParser
+from .normalize import Normalizer
+from .sse import DEFAULT_MAX_EVENT_SIZE
+from .wire import load_event
+
+#: ``--from`` choices of the stages that read channel records
+SOURCES = ("auto", "sse", "json-array", "ndjson", "events", "records")
+
+
+def sniff_lines(first_line: dict) -> str:
+    """Which kind of JSON Lines a stream is, from its first object."""
+    if isinstance(first_line.get("type"), str) and (
+        "channel" in first_line or first_line["type"] in ("end", "tool_call", "usage", "meta", "reset")
+    ):
+        return "records"
+    if "event" in first_line and "data" in first_line or set(first_line) <= {"comment", "offset"}:
+        return "events"
+    return "ndjson"
+
+
+class RecordReader:
+    """Bytes of any earlier stage's output in, channel records out."""
+
+    def __init__(
+        self, provider: str = "auto", source: str = "auto", *,
+        max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
+    ) -> None:
+        if source not in SOURCES:
+            raise ValueError(f"unknown source {source!r}")
+        self.provider = provider
+        self.source: str | None = None if source == "auto" else source
+        self.max_event_size = max_event_size
+        self.normalizer: Normalizer | None = None
+        self._framer = None
+        self._head = b""
+        self._ended = False  # an End record was passed through (records input)
+        if self.source:
+            self._start(self.source)
+
+    def feed(self, chunk: bytes) -> list[Record]:
+        if self._framer is None:
+            self._head += chunk
+            kind = self._sniff(final=False)
+            if kind is None:
+                return []
+            self._start(kind)
+            chunk, self._head = self._head, b""
+        return self._consume(self._framer.feed(chunk))
+
+    def close(self) -> list[Record]:
+        out: list[Record] = []
+        if self._framer is None:
+            self._start(self._sniff(final=True))
+            out += self._consume(self._framer.feed(self._head))
+        frame_end = self._framer.close()
+        if self.normalizer is not None:
+            return out + self.normalizer.close(frame_end)
+        if not self._ended:
+            out.append(End(Status.TRUNCATED, detail="input ended without an end record"))
+        return out
+
+    # -- internals ----------------------------------------------------------------------
+
+    def _sniff(self, final: bool) -> str | None:
+        kind = sniff(self._head, final)
+        if kind != "ndjson":
+            return kind
+        line, newline, _ = self._head.lstrip(b" \t\r\n\xef\xbb\xbf").partition(b"\n")
+        if not newline and not final:
+            return None
+        try:
+            first = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            raise BadInput("the first line looks like JSON but is not valid JSON", 0) from None
+        return sniff_lines(first) if isinstance(first, dict) else "ndjson"
+
+    def _start(self, kind: str) -> None:
+        self.source = kind
+        if kind in ("events", "records"):
+            self._framer = NdjsonParser(max_event_size=self.max_event_size)
+        else:
+            self._framer = make_framer(kind, max_event_size=self.max_event_size)
+        if kind != "records":
+            self.normalizer = Normalizer(self.provider)
+
+    def _consume(self, items: list) -> list[Record]:
+        out: list[Record] = []
+        if self.source == "records":
+            for item in items:
+                record = self._load_line(item, from_record)
+                if not self._ended:  # anything after the end record is not this stream's
+                    out.append(record)
+                    self._ended = isinstance(record, End)
+            return out
+        normalizer = self.normalizer
+        for item in items:
+            if self.source == "events":
+                item = self._load_line(item, lambda rec: load_event(rec, item.offset))
+            out += normalizer.feed(item)
+        return out
+
+    @staticmethod
+    def _load_line(item, convert):
+        try:
+            rec = orjson.loads(item.data)
+            if not isinstance(rec, dict):
+                raise ValueError("not a JSON object")
+            return convert(rec)
+        except (ValueError, KeyError, TypeError) as exc:
+            raise BadInput(f"invalid record: {exc}", item.offset) from None
