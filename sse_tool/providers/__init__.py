@@ -17,9 +17,10 @@ know (providers add event types over time).
 from __future__ import annotations
 
 from .openai_chat import OpenAIChat
+from .openai_responses import OpenAIResponses
 
 #: name -> adapter class, in the order auto-detection asks them
-PROVIDERS: dict = {cls.name: cls for cls in (OpenAIChat,)}
+PROVIDERS: dict = {cls.name: cls for cls in (OpenAIResponses, OpenAIChat)}
 
 
 def recognise(event: str, payload) -> str | None:

@@ -1,0 +1,184 @@
+"""OpenAI Responses API events, and the servers that copy them (OpenRouter, DeepSeek, ...).
+
+Every event's JSON repeats its ``type``; this adapter keys on that, never on the SSE event
+name, because OpenRouter sends data-only frames (and appends ``data: [DONE]``, which is
+not this dialect's end and is ignored).
+
+Answer: ``response.output_text.delta`` and ``response.refusal.delta``. Reasoning:
+``response.reasoning_summary_text.delta`` (summaries) and ``response.reasoning_text.delta``
+(raw chain of thought). Tool calls: a ``function_call`` (or custom / MCP tool) item from
+``response.output_item.added`` starts a call whose index is the item's ``output_index``,
+and its argument deltas follow; a call whose arguments arrive only whole, on ``.done``, is
+emitted then. Citations (``response.output_text.annotation.added``) and built-in tool
+items (web search, code interpreter, ...) are ``Meta``.
+
+Terminal events: ``response.completed`` (stop reason = the response's status),
+``response.incomplete`` (= ``incomplete_details.reason``, e.g. ``max_output_tokens``) and
+``response.failed`` (= the error code; a failure is an error). ``error`` events carry the
+details nested (``{"error": {...}}``, as recorded) or flat (as the API reference shows).
+"""
+
+from __future__ import annotations
+
+from ..model import Channel, Delta, Meta, Record, ToolCall, Usage
+from .openai_chat import error_info
+
+_TEXT = {
+    "response.output_text.delta": Channel.ANSWER,
+    "response.refusal.delta": Channel.ANSWER,
+    "response.reasoning_summary_text.delta": Channel.REASONING,
+    "response.reasoning_text.delta": Channel.REASONING,
+}
+
+#: item types whose input streams as argument deltas: item type -> its arguments field
+_CALL_ITEMS = {"function_call": "arguments", "custom_tool_call": "input", "mcp_call": "arguments"}
+_ARGUMENT_DELTAS = (
+    "response.function_call_arguments.delta",
+    "response.custom_tool_call_input.delta",
+    "response.mcp_call_arguments.delta",
+)
+_TERMINAL = ("response.completed", "response.incomplete", "response.failed")
+
+
+class OpenAIResponses:
+    name = "openai-responses"
+
+    @staticmethod
+    def recognise(event: str, payload) -> bool:
+        kind = payload.get("type") if isinstance(payload, dict) else None
+        return isinstance(kind, str) and kind.startswith("response.")
+
+    def __init__(self) -> None:
+        self.error: dict | None = None
+        self.terminal = False
+        self.stop_reason: str | None = None
+        self.usage: dict | None = None
+        self._model: str | None = None
+        self._calls: dict[str, int] = {}  # item id -> tool-call index
+        self._streamed: set[int] = set()  # tool-call indexes that had argument deltas
+        self._next_call = 0
+
+    def feed(self, event: str, payload) -> list[Record]:
+        if not isinstance(payload, dict):
+            return []  # [DONE] and other strings
+        kind = payload.get("type")
+        channel = _TEXT.get(kind)
+        if channel is not None:
+            text = payload.get("delta")
+            return [Delta(channel, text)] if isinstance(text, str) and text else []
+        if kind in _ARGUMENT_DELTAS:
+            return self._arguments(payload)
+        out: list[Record] = []
+        if kind == "response.output_item.added":
+            self._item_added(payload, out)
+        elif kind == "response.output_item.done":
+            self._item_done(payload, out)
+        elif kind == "response.output_text.annotation.added":
+            annotation = payload.get("annotation")
+            if annotation is not None:
+                out.append(Meta("citation", annotation))
+        elif kind == "error" or event == "error":
+            self._error(payload)
+        elif isinstance(kind, str) and kind.startswith("response."):
+            response = payload.get("response")
+            if isinstance(response, dict):
+                self._response(kind, response, out)
+        return out
+
+    # -- internals ----------------------------------------------------------------------
+
+    def _response(self, kind: str, response: dict, out: list[Record]) -> None:
+        """response.created / in_progress / the three terminal events: model, usage, end."""
+        model = response.get("model")
+        if isinstance(model, str) and model != self._model:
+            self._model = model
+            out.append(Meta("model", model))
+        if kind not in _TERMINAL:
+            return
+        self.terminal = True
+        usage = response.get("usage")
+        if isinstance(usage, dict) and usage:
+            self.usage = usage
+            out.append(Usage(usage))
+        status = response.get("status")
+        if kind == "response.completed":
+            self.stop_reason = status if isinstance(status, str) else "completed"
+        elif kind == "response.incomplete":
+            details = response.get("incomplete_details")
+            reason = details.get("reason") if isinstance(details, dict) else None
+            self.stop_reason = reason or status or "incomplete"
+        else:
+            error = response.get("error")
+            if isinstance(error, dict) and error:
+                info = error_info(error)
+                self.stop_reason = str(error.get("code") or info["type"])
+            elif self.stop_reason is None:
+                info = {"type": "failed", "message": "the response failed"}
+                self.stop_reason = "failed"
+            else:
+                info = None
+            if self.error is None and info is not None:
+                self.error = info
+
+    def _error(self, payload: dict) -> None:
+        nested = payload.get("error")
+        if isinstance(nested, dict):
+            error = nested
+        else:  # the flat form: {"type": "error", "code": ..., "message": ..., "param": ...}
+            error = {k: payload[k] for k in ("code", "message", "param") if payload.get(k) is not None}
+        info = error_info(error)
+        if self.error is None:
+            self.error = info
+        self.stop_reason = str(error.get("code") or info["type"])
+
+    def _index(self, payload: dict, item_id) -> int:
+        index = payload.get("output_index")
+        if not isinstance(index, int):
+            index = self._calls.get(item_id) if isinstance(item_id, str) else None
+        if index is None:  # no output_index: number the calls as they come
+            index = self._next_call
+        self._next_call = max(self._next_call, index + 1)
+        if isinstance(item_id, str):
+            self._calls[item_id] = index
+        return index
+
+    def _item_added(self, payload: dict, out: list[Record]) -> None:
+        item = payload.get("item")
+        if not isinstance(item, dict) or item.get("type") not in _CALL_ITEMS:
+            return
+        index = self._index(payload, item.get("id"))
+        arguments = item.get(_CALL_ITEMS[item["type"]])
+        arguments = arguments if isinstance(arguments, str) else ""
+        if arguments:
+            self._streamed.add(index)
+        out.append(ToolCall(index, item.get("call_id") or item.get("id"), item.get("name"), arguments))
+
+    def _arguments(self, payload: dict) -> list[Record]:
+        text = payload.get("delta")
+        if not isinstance(text, str) or not text:
+            return []
+        index = self._index(payload, payload.get("item_id"))
+        self._streamed.add(index)
+        return [ToolCall(index, arguments=text)]
+
+    def _item_done(self, payload: dict, out: list[Record]) -> None:
+        item = payload.get("item")
+        if not isinstance(item, dict):
+            return
+        kind = item.get("type")
+        if kind in _CALL_ITEMS:
+            # Arguments that never streamed as deltas arrive whole here.
+            item_id = item.get("id")
+            known = isinstance(item_id, str) and item_id in self._calls
+            index = self._index(payload, item_id)
+            arguments = item.get(_CALL_ITEMS[kind])
+            if index not in self._streamed and isinstance(arguments, str) and arguments:
+                self._streamed.add(index)
+                if known:
+                    out.append(ToolCall(index, arguments=arguments))
+                else:
+                    out.append(ToolCall(index, item.get("call_id") or item_id, item.get("name"), arguments))
+            elif not known:
+                out.append(ToolCall(index, item.get("call_id") or item_id, item.get("name")))
+        elif isinstance(kind, str) and kind.endswith("_call"):
+            out.append(Meta(kind, item))  # web_search_call, code_interpreter_call, ...
