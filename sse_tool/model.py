@@ -12,7 +12,9 @@ Every provider's stream becomes the same small vocabulary (one JSON line each on
     {"type": "end", "status": "complete", "stop_reason": "end_turn", "usage": {...}}
 
 ``reset`` means "discard the draft: a new attempt starts" (a retry after part of a body
-was seen); an ``end`` record is always last, exactly once.
+was seen). On the wire before ``normalize`` it travels as the SSE comment line
+``: sse-tool reset`` (every SSE parser ignores comments, so it is harmless to others).
+An ``end`` record is always last, exactly once.
 """
 
 from __future__ import annotations
@@ -20,6 +22,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
+
+
+#: the SSE comment text that stands for a ``Reset`` before normalization
+RESET_COMMENT = "sse-tool reset"
 
 
 class Channel(str, Enum):

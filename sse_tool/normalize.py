@@ -28,7 +28,7 @@ from __future__ import annotations
 import orjson
 
 from .errors import BadInput
-from .model import End, Record, Status
+from .model import RESET_COMMENT, End, Record, Reset, Status
 from .providers import PROVIDERS, recognise
 from .sse import FrameEnd, SseComment, SseEvent
 
@@ -61,7 +61,13 @@ class Normalizer:
 
     def feed(self, item: SseEvent | SseComment) -> list[Record]:
         if isinstance(item, SseComment):
-            return []
+            if item.text != RESET_COMMENT:
+                return []
+            # A retry starts over: what the failed attempt said (its error, its end) is void.
+            self._held.clear()
+            if self._adapter is not None:
+                self._adapter = PROVIDERS[self.provider]()
+            return [Reset()]
         payload = parse_payload(item)
         if self._adapter is None:
             self._held.append((item.event, payload))

@@ -100,7 +100,8 @@ class RecordReader:
         if kind in ("events", "records"):
             self._framer = NdjsonParser(max_event_size=self.max_event_size)
         else:
-            self._framer = make_framer(kind, max_event_size=self.max_event_size)
+            # comments=True: the reset marker travels as an SSE comment
+            self._framer = make_framer(kind, comments=True, max_event_size=self.max_event_size)
         if kind != "records":
             self.normalizer = Normalizer(self.provider)
 
