@@ -12,6 +12,8 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
 SAMPLES = ROOT / "samples"
 EXPECTED = json.loads((FIXTURES / "expected.json").read_text())
+#: the samples we ship, with their expected results in the same shape
+SAMPLES_EXPECTED = json.loads((SAMPLES / "expected.json").read_text())
 
 #: run the CLI as a real process
 SSE_TOOL = [sys.executable, "-m", "sse_tool"]
@@ -24,7 +26,8 @@ def stream_files() -> list[Path]:
     """Every recorded stream: the shared fixtures and the samples we ship."""
     files = sorted(p for p in FIXTURES.rglob("*") if p.suffix in (".sse", ".json", ".jsonl", ".ndjson")
                    and p.name != "expected.json")
-    files += sorted(p for p in SAMPLES.glob("*") if p.suffix in (".sse", ".json", ".ndjson"))
+    files += sorted(p for p in SAMPLES.glob("*") if p.suffix in (".sse", ".json", ".ndjson")
+                    and p.name != "expected.json")
     return files
 
 

@@ -16,11 +16,13 @@ know (providers add event types over time).
 
 from __future__ import annotations
 
+from .anthropic import Anthropic
+from .gemini import Gemini
 from .openai_chat import OpenAIChat
 from .openai_responses import OpenAIResponses
 
 #: name -> adapter class, in the order auto-detection asks them
-PROVIDERS: dict = {cls.name: cls for cls in (OpenAIResponses, OpenAIChat)}
+PROVIDERS: dict = {cls.name: cls for cls in (Anthropic, OpenAIResponses, OpenAIChat, Gemini)}
 
 
 def recognise(event: str, payload) -> str | None:

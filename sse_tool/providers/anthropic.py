@@ -1,0 +1,157 @@
+"""Anthropic Messages streams: ``message_start`` ... ``message_stop``.
+
+Content arrives in indexed blocks, in any order (a text block may precede a thinking
+block; web search answers use many text blocks), and each ``content_block_delta`` belongs
+to the block with the same ``index``. ``text_delta`` is the answer, ``thinking_delta`` the
+reasoning; ``signature_delta``, redacted thinking, citations and server tool results are
+metadata, never text. ``tool_use``/``server_tool_use``/``mcp_tool_use`` blocks become tool
+calls (the block index is the call's index) whose JSON arguments stream as
+``input_json_delta`` pieces. ``message_delta`` carries the stop reason and cumulative
+usage; only ``message_stop`` is terminal, so a stream that ends after a ``message_delta``
+is still truncated. Events are keyed on the payload's ``type`` (the event name when the
+payload has none), so frames without ``event:`` lines read the same.
+"""
+
+from __future__ import annotations
+
+import orjson
+
+from ..model import Channel, Delta, Meta, Record, ToolCall, Usage
+from .openai_chat import error_info
+
+#: payload types that only an Anthropic stream sends (``error`` and ``ping`` are not
+#: distinctive: other dialects use the same words)
+_ANTHROPIC_TYPES = frozenset({
+    "message_start", "content_block_start", "content_block_delta", "content_block_stop",
+    "message_delta", "message_stop",
+})
+
+#: block types whose arguments stream as ``input_json_delta``
+_TOOL_BLOCKS = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
+
+
+def _kind(event: str, payload) -> str:
+    kind = payload.get("type") if isinstance(payload, dict) else None
+    return kind if isinstance(kind, str) else event
+
+
+class Anthropic:
+    name = "anthropic"
+
+    @staticmethod
+    def recognise(event: str, payload) -> bool:
+        return isinstance(payload, dict) and _kind(event, payload) in _ANTHROPIC_TYPES
+
+    def __init__(self) -> None:
+        self.error: dict | None = None
+        self.terminal = False
+        self.stop_reason: str | None = None
+        self.usage: dict | None = None
+        #: open tool blocks: index -> (start input, whether argument text arrived)
+        self._tools: dict[int, tuple[object, bool]] = {}
+
+    def feed(self, event: str, payload) -> list[Record]:
+        if not isinstance(payload, dict):
+            return []
+        kind = _kind(event, payload)
+        if kind == "content_block_delta":  # by far the most frequent: checked first
+            return self._delta(payload)
+        if kind == "content_block_start":
+            return self._block_start(payload)
+        if kind == "content_block_stop":
+            return self._block_stop(payload)
+        if kind == "message_start":
+            return self._message_start(payload.get("message"))
+        if kind == "message_delta":
+            return self._message_delta(payload)
+        if kind == "message_stop":
+            self.terminal = True
+        elif kind == "error":
+            self.error = error_info(payload.get("error") or payload)
+        return []  # ping and unknown types
+
+    # -- events -------------------------------------------------------------------------
+
+    def _message_start(self, message) -> list[Record]:
+        if not isinstance(message, dict):
+            return []
+        out: list[Record] = []
+        if isinstance(message.get("model"), str):
+            out.append(Meta("model", message["model"]))
+        if isinstance(message.get("id"), str):
+            out.append(Meta("id", message["id"]))
+        if isinstance(message.get("usage"), dict):
+            self.usage = message["usage"]
+            out.append(Usage(self.usage))
+        return out
+
+    def _block_start(self, payload: dict) -> list[Record]:
+        index, block = payload.get("index"), payload.get("content_block")
+        if not isinstance(index, int) or not isinstance(block, dict):
+            return []
+        kind = block.get("type")
+        # A start block normally holds empty text; whatever it holds is the block's first piece.
+        if kind == "text":
+            return _text(Channel.ANSWER, block.get("text"))
+        if kind == "thinking":
+            return _text(Channel.REASONING, block.get("thinking"))
+        if kind == "redacted_thinking":
+            return [Meta("redacted_thinking", block.get("data"))]
+        if kind in _TOOL_BLOCKS:
+            self._tools[index] = (block.get("input"), False)
+            name = block.get("name") if isinstance(block.get("name"), str) else None
+            return [ToolCall(index, block.get("id"), name, "")]
+        if isinstance(kind, str) and kind.endswith("_result"):
+            return [Meta("tool_result", block)]  # web_search_tool_result and friends: whole
+        return []
+
+    def _delta(self, payload: dict) -> list[Record]:
+        delta = payload.get("delta")
+        if not isinstance(delta, dict):
+            return []
+        kind = delta.get("type")
+        if kind == "text_delta":
+            return _text(Channel.ANSWER, delta.get("text"))
+        if kind == "thinking_delta":
+            return _text(Channel.REASONING, delta.get("thinking"))
+        if kind == "input_json_delta":
+            piece = delta.get("partial_json")
+            index = payload.get("index")
+            if not isinstance(piece, str) or not piece or not isinstance(index, int):
+                return []  # a no-argument call sends one empty piece
+            if index in self._tools:
+                self._tools[index] = (self._tools[index][0], True)
+            return [ToolCall(index, arguments=piece)]
+        if kind == "signature_delta":
+            return [Meta("signature", delta.get("signature"))]
+        if kind == "citations_delta":
+            return [Meta("citation", delta.get("citation"))]
+        return []
+
+    def _block_stop(self, payload: dict) -> list[Record]:
+        tool = self._tools.pop(payload.get("index"), None)
+        if tool is None or tool[1]:
+            return []
+        # No argument text streamed: the arguments are the start block's input (``{}``),
+        # so the joined pieces of every call are always one JSON object.
+        start_input = tool[0] if isinstance(tool[0], dict) else {}
+        return [ToolCall(payload["index"], arguments=orjson.dumps(start_input).decode())]
+
+    def _message_delta(self, payload: dict) -> list[Record]:
+        out: list[Record] = []
+        delta = payload.get("delta")
+        if isinstance(delta, dict):
+            if delta.get("stop_reason") is not None:
+                self.stop_reason = delta["stop_reason"]
+            if isinstance(delta.get("stop_sequence"), str):
+                out.append(Meta("stop_sequence", delta["stop_sequence"]))
+        usage = payload.get("usage")
+        if isinstance(usage, dict) and usage:
+            # Cumulative counts; older responses send only output_tokens, so keep the rest.
+            self.usage = {**(self.usage or {}), **usage}
+            out.append(Usage(self.usage))
+        return out
+
+
+def _text(channel: Channel, text) -> list[Record]:
+    return [Delta(channel, text)] if isinstance(text, str) and text else []

@@ -1,0 +1,189 @@
+"""Google Gemini ``streamGenerateContent``: ``alt=sse`` frames and the JSON-array stream.
+
+Each event is a whole ``GenerateContentResponse`` holding only the new output (the JSON
+array framer turns each array element into an event, so both forms read the same).
+Candidate 0's ``content.parts`` carry the text: parts with ``thought: true`` are reasoning,
+other text is the answer. A ``functionCall`` part is a whole tool call (its arguments are
+the JSON of ``args``); Vertex may stream the arguments instead as ``partialArgs`` pieces
+(``jsonPath`` and a value, strings continued while ``willContinue``), which are assembled
+and emitted as the call's JSON arguments once the call is complete. ``thoughtSignature``,
+``executableCode``/``codeExecutionResult``, grounding and citations are metadata.
+
+There is no sentinel: a candidate's ``finishReason`` (or a ``promptFeedback.blockReason``,
+which refuses the whole prompt) is the terminal event. The JSON-array form also needs its
+closing ``]``, which the framer reports through the ``FrameEnd``. An error arrives as an
+object ``{"error": {"code", "message", "status"}}``; its ``status`` is the error type.
+"""
+
+from __future__ import annotations
+
+import re
+
+import orjson
+
+from ..model import Channel, Delta, Meta, Record, ToolCall, Usage
+from .openai_chat import error_info
+
+_KEYS = ("candidates", "usageMetadata", "promptFeedback", "modelVersion")
+
+# ``$.operations[0].action`` -> ("operations", 0, "action")
+_PATH_STEP = re.compile(r"\.([^.\[]+)|\[(\d+)\]|\['([^']*)'\]")
+_VALUE_KEYS = ("stringValue", "numberValue", "boolValue", "nullValue")
+
+
+class _PartialCall:
+    """A Vertex function call whose arguments arrive as ``partialArgs`` pieces."""
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+        self.args: dict = {}
+        self._continued: tuple | None = None  # the string still being continued
+
+    def add(self, piece: dict) -> None:
+        path = piece.get("jsonPath")
+        key = next((k for k in _VALUE_KEYS if k in piece), None)
+        if not isinstance(path, str) or key is None:
+            return
+        steps = [m[1] if m[1] is not None else int(m[2]) if m[2] is not None else m[3]
+                 for m in _PATH_STEP.finditer(path)]
+        if not steps:
+            return
+        value = None if key == "nullValue" else piece[key]
+        target = self.args
+        for step, following in zip(steps, steps[1:]):
+            target = _child(target, step, [] if isinstance(following, int) else {})
+            if target is None:
+                return
+        last = steps[-1]
+        if key == "stringValue" and self._continued == tuple(steps):
+            value = _get(target, last, "") + value  # the same string, continued
+        _put(target, last, value)
+        self._continued = tuple(steps) if key == "stringValue" and piece.get("willContinue") else None
+
+
+def _child(container, step, empty):
+    if isinstance(container, dict) and isinstance(step, str):
+        return container.setdefault(step, empty)
+    if isinstance(container, list) and isinstance(step, int):
+        while len(container) <= step:
+            container.append(None)
+        if container[step] is None:
+            container[step] = empty
+        return container[step]
+    return None
+
+
+def _get(container, step, default):
+    try:
+        value = container[step]
+    except (KeyError, IndexError, TypeError):
+        return default
+    return value if isinstance(value, str) else default
+
+
+def _put(container, step, value) -> None:
+    if isinstance(container, dict) and isinstance(step, str):
+        container[step] = value
+    elif isinstance(container, list) and isinstance(step, int):
+        while len(container) <= step:
+            container.append(None)
+        container[step] = value
+
+
+class Gemini:
+    name = "gemini"
+
+    @staticmethod
+    def recognise(event: str, payload) -> bool:
+        return isinstance(payload, dict) and any(key in payload for key in _KEYS)
+
+    def __init__(self) -> None:
+        self.error: dict | None = None
+        self.terminal = False
+        self.stop_reason: str | None = None
+        self.usage: dict | None = None
+        self._model: str | None = None
+        self._response_id: str | None = None
+        self._calls = 0  # function calls seen: the next call's index
+        self._partial: _PartialCall | None = None
+
+    def feed(self, event: str, payload) -> list[Record]:
+        if not isinstance(payload, dict):
+            return []
+        out: list[Record] = []
+        if payload.get("error") is not None:
+            self.error = error_info(payload["error"])
+        self._meta(payload, out)
+        candidates = payload.get("candidates")
+        for candidate in candidates if isinstance(candidates, list) else ():
+            if isinstance(candidate, dict) and candidate.get("index", 0) == 0:  # candidate 0 only
+                self._candidate(candidate, out)
+        feedback = payload.get("promptFeedback")
+        if isinstance(feedback, dict) and feedback.get("blockReason"):
+            self.stop_reason = feedback["blockReason"]
+            self.terminal = True  # the prompt was refused: no candidate will follow
+        usage = payload.get("usageMetadata")
+        if isinstance(usage, dict) and usage and usage != self.usage:
+            self.usage = usage  # repeated on every chunk, cumulative: the last one counts
+            out.append(Usage(usage))
+        return out
+
+    def _meta(self, payload: dict, out: list[Record]) -> None:
+        model = payload.get("modelVersion")
+        if isinstance(model, str) and model != self._model:
+            self._model = model
+            out.append(Meta("model", model))
+        response_id = payload.get("responseId")
+        if isinstance(response_id, str) and response_id != self._response_id:
+            self._response_id = response_id
+            out.append(Meta("id", response_id))
+
+    def _candidate(self, candidate: dict, out: list[Record]) -> None:
+        content = candidate.get("content")
+        parts = content.get("parts") if isinstance(content, dict) else None
+        for part in parts if isinstance(parts, list) else ():
+            if isinstance(part, dict):
+                self._part(part, out)
+        for key, name in (("groundingMetadata", "grounding"), ("citationMetadata", "citations")):
+            if candidate.get(key):  # chunks often carry an empty ``{}``
+                out.append(Meta(name, candidate[key]))
+        if candidate.get("finishMessage"):
+            out.append(Meta("finish_message", candidate["finishMessage"]))
+        if candidate.get("finishReason"):
+            self.stop_reason = candidate["finishReason"]
+            self.terminal = True
+
+    def _part(self, part: dict, out: list[Record]) -> None:
+        text = part.get("text")
+        if isinstance(text, str) and text:
+            out.append(Delta(Channel.REASONING if part.get("thought") else Channel.ANSWER, text))
+        call = part.get("functionCall")
+        if isinstance(call, dict):
+            self._function_call(call, out)
+        for key, name in (("executableCode", "executable_code"),
+                          ("codeExecutionResult", "code_execution_result")):
+            if part.get(key) is not None:
+                out.append(Meta(name, part[key]))
+        if part.get("thoughtSignature"):
+            out.append(Meta("signature", part["thoughtSignature"]))
+
+    def _function_call(self, call: dict, out: list[Record]) -> None:
+        partial = self._partial
+        if partial is None:  # a new call
+            name = call.get("name") if isinstance(call.get("name"), str) else None
+            index = self._calls
+            self._calls += 1
+            out.append(ToolCall(index, call.get("id"), name, ""))
+            if not call.get("willContinue"):
+                args = call.get("args")
+                out.append(ToolCall(index, arguments=orjson.dumps(args or {}).decode()))
+                return
+            partial = self._partial = _PartialCall(index)
+        if isinstance(call.get("args"), dict):
+            partial.args.update(call["args"])
+        for piece in call.get("partialArgs") or ():
+            if isinstance(piece, dict):
+                partial.add(piece)
+        if not call.get("willContinue"):
+            self._partial = None
+            out.append(ToolCall(partial.index, arguments=orjson.dumps(partial.args).decode()))
