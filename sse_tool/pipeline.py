@@ -55,10 +55,15 @@ class RecordReader:
         self._framer = None
         self._head = b""
         self._ended = False  # an End record was passed through (records input)
+        #: bad input found after good records in the same chunk: those records were
+        #: returned, and the next ``feed``/``close`` raises this (a caller may check it first)
+        self.error: BadInput | None = None
         if self.source:
             self._start(self.source)
 
     def feed(self, chunk: bytes) -> list[Record]:
+        if self.error is not None:
+            raise self.error
         if self._framer is None:
             self._head += chunk
             kind = self._sniff(final=False)
@@ -69,6 +74,8 @@ class RecordReader:
         return self._consume(self._framer.feed(chunk))
 
     def close(self) -> list[Record]:
+        if self.error is not None:
+            raise self.error
         out: list[Record] = []
         if self._framer is None:
             self._start(self._sniff(final=True))
@@ -107,19 +114,27 @@ class RecordReader:
 
     def _consume(self, items: list) -> list[Record]:
         out: list[Record] = []
+        try:
+            self._convert(items, out)
+        except BadInput as exc:
+            if not out:
+                raise
+            self.error = exc  # hand out the good records first (as the framers do)
+        return out
+
+    def _convert(self, items: list, out: list[Record]) -> None:
         if self.source == "records":
             for item in items:
                 record = self._load_line(item, from_record)
                 if not self._ended:  # anything after the end record is not this stream's
                     out.append(record)
                     self._ended = isinstance(record, End)
-            return out
+            return
         normalizer = self.normalizer
         for item in items:
             if self.source == "events":
                 item = self._load_line(item, lambda rec: load_event(rec, item.offset))
             out += normalizer.feed(item)
-        return out
 
     @staticmethod
     def _load_line(item, convert):

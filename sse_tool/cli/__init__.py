@@ -13,6 +13,7 @@ import typer
 from .. import __version__
 from . import _edge
 from . import frame
+from . import normalize
 
 app = typer.Typer(
     name="sse-tool",
@@ -44,6 +45,7 @@ def _main(
 
 
 app.command("frame", epilog=frame.EPILOG)(frame.frame)
+app.command("normalize", epilog=normalize.EPILOG)(normalize.normalize)
 
 
 def main() -> None:
