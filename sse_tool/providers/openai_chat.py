@@ -71,6 +71,7 @@ class OpenAIChat:
         self.usage: dict | None = None
         self._model: str | None = None
         self._last_tool = -1
+        self._last_id: str | None = None
 
     def feed(self, event: str, payload) -> list[Record]:
         if isinstance(payload, str):
@@ -95,7 +96,10 @@ class OpenAIChat:
                 self._delta(delta, out)
             if choice.get("finish_reason") is not None:
                 self.stop_reason = choice["finish_reason"]
-        usage = payload.get("usage") or (payload.get("x_groq") or {}).get("usage")
+                if self.stop_reason == "error" and self.error is None:  # Mistral's mid-stream failure
+                    self.error = {"type": "error", "message": "the model stopped with finish_reason 'error'"}
+        groq = payload.get("x_groq")
+        usage = payload.get("usage") or (groq.get("usage") if isinstance(groq, dict) else None)
         if isinstance(usage, dict) and usage:
             self.usage = usage
             out.append(Usage(usage))
@@ -108,13 +112,20 @@ class OpenAIChat:
         _content(delta.get("content"), out)
         if isinstance(delta.get("refusal"), str) and delta["refusal"]:
             out.append(Delta(Channel.ANSWER, delta["refusal"]))
-        for call in delta.get("tool_calls") or ():
+        calls = delta.get("tool_calls")
+        for call in calls if isinstance(calls, list) else ():
             if not isinstance(call, dict):
                 continue
-            index = call.get("index")
+            index, call_id = call.get("index"), call.get("id")
+            function = call.get("function")
+            function = function if isinstance(function, dict) else {}
+            name = function.get("name") or None
             if not isinstance(index, int):  # some servers omit it: a new id starts a call
-                index = self._last_tool + 1 if call.get("id") or self._last_tool < 0 else self._last_tool
+                if call_id is not None and call_id == self._last_id:
+                    call_id = name = None  # the same id repeated on a piece: a continuation
+                new = call_id is not None or self._last_tool < 0
+                index = self._last_tool + 1 if new else self._last_tool
             self._last_tool = index
-            function = call.get("function") or {}
-            out.append(ToolCall(index, call.get("id"), function.get("name") or None,
-                                function.get("arguments") or ""))
+            if call_id is not None:
+                self._last_id = call_id
+            out.append(ToolCall(index, call_id, name, function.get("arguments") or ""))
