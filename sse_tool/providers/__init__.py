@@ -17,12 +17,17 @@ know (providers add event types over time).
 from __future__ import annotations
 
 from .anthropic import Anthropic
+from .cohere import Cohere
 from .gemini import Gemini
+from .ollama import Ollama
 from .openai_chat import OpenAIChat
 from .openai_responses import OpenAIResponses
+from .vertex_search import VertexSearch
 
 #: name -> adapter class, in the order auto-detection asks them
-PROVIDERS: dict = {cls.name: cls for cls in (Anthropic, OpenAIResponses, OpenAIChat, Gemini)}
+PROVIDERS: dict = {cls.name: cls for cls in (
+    Anthropic, OpenAIResponses, OpenAIChat, Gemini, VertexSearch, Ollama, Cohere,
+)}
 
 
 def recognise(event: str, payload) -> str | None:
