@@ -13,6 +13,7 @@ import typer
 from .. import __version__
 from . import _edge
 from . import frame
+from . import render
 from . import normalize
 
 app = typer.Typer(
@@ -45,6 +46,7 @@ def _main(
 
 
 app.command("frame", epilog=frame.EPILOG)(frame.frame)
+app.command("render", epilog=render.EPILOG)(render.render)
 app.command("normalize", epilog=normalize.EPILOG)(normalize.normalize)
 
 

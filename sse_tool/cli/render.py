@@ -1,0 +1,175 @@
+"""``sse-tool render``: channel records (or any earlier stage's output) drawn for a person.
+
+The edge of the render stage: parses options, picks the view (rich on a terminal, plain
+text into a pipe or file), runs the read loop with the real clock, persists the result
+only when the stream completed, and maps the outcome to the exit code.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from enum import Enum
+from typing import Optional
+
+import orjson
+import typer
+
+from ..errors import ExitCode
+from ..model import Status
+from ..painter import Painter
+from ..pipeline import SOURCES, RecordReader
+from ..providers import PROVIDERS
+from ..render import persist
+from ..render.draft import stopped_early
+from ..render.loop import pump
+from ..render.release import make_policy
+from ..render.view_plain import PlainView
+from ..sse import DEFAULT_MAX_EVENT_SIZE
+from ._edge import MissingInput, Output, parse_duration, parse_size, run_stage, warn
+
+From = Enum("From", {name: name for name in SOURCES}, type=str)
+Provider = Enum("Provider", {name: name for name in ["auto", *PROVIDERS]}, type=str)
+Reasoning = Enum("Reasoning", {n: n for n in ("auto", "show", "collapse", "hide")}, type=str)
+Release = Enum("Release", {n: n for n in ("delta", "sentence", "complete")}, type=str)
+OnTruncate = Enum("OnTruncate", {n: n for n in ("replace", "keep")}, type=str)
+Color = Enum("Color", {n: n for n in ("auto", "always", "never")}, type=str)
+
+EPILOG = """\b
+Examples:
+  sse-tool fetch URL -d @req.json | sse-tool render
+  sse-tool render --markdown --reasoning show < recording.sse
+  curl -sN ... | sse-tool render --release sentence | tts
+  sse-tool render --output answer.txt --output-json result.json < stream.sse
+
+\b
+On a terminal: a spinner until content arrives, the reasoning collapsed to one
+line, the answer provisional until the terminal event. Into a pipe or file: plain
+answer text only, in batches of at most one per --interval; reasoning to stderr
+with --reasoning show (collapse: one summary line).
+
+\b
+Exit status:
+  0  the stream completed
+  3  truncated: the stream ended without the provider's terminal event
+  4  the provider reported an error
+  5  bad input
+  9  with --strict: complete, but the model stopped early (length, filter, refusal)
+  130 interrupted; 141 the reader closed the pipe (quietly)
+"""
+
+
+def _open(path: str | None) -> int:
+    if path in (None, "-"):
+        return sys.stdin.fileno()
+    try:
+        return os.open(path, os.O_RDONLY)
+    except OSError as exc:
+        raise MissingInput(f"{path}: {exc.strerror}") from None
+
+
+def _is_terminal() -> bool:
+    return sys.stdout.isatty() and os.environ.get("TERM") != "dumb"
+
+
+def _terminal_view(color: str, reasoning: str, markdown: bool, on_truncate: str):
+    from rich.console import Console  # only a terminal pays for importing rich
+
+    options: dict = {}
+    if color == "never":
+        options["color_system"] = None
+    elif color == "always":
+        options["no_color"] = False
+    from ..render.view_terminal import TerminalView
+
+    return TerminalView(Console(**options), reasoning=reasoning, markdown=markdown, on_truncate=on_truncate)
+
+
+def _stderr(text: str) -> None:
+    sys.stderr.write(text)
+    sys.stderr.flush()
+
+
+def render(
+    file: Optional[str] = typer.Argument(None, help="Input (default: stdin; - is stdin)."),
+    source: From = typer.Option("auto", "--from", help="Input kind; auto decides from the first bytes."),
+    provider: Provider = typer.Option("auto", "--provider", "-p", help="Provider dialect of raw input."),
+    interval: str = typer.Option("40ms", "--interval", metavar="DURATION",
+                                 help="At most one paint per DURATION (0: paint every delta)."),
+    reasoning: Reasoning = typer.Option("auto", "--reasoning",
+                                        help="show, collapse to one line, or hide the reasoning "
+                                             "(auto: collapse on a terminal, hide in a pipe)."),
+    markdown: bool = typer.Option(False, "--markdown", "-m", help="Render the final answer as Markdown (terminal)."),
+    on_truncate: OnTruncate = typer.Option("replace", "--on-truncate",
+                                           help="A cut-off answer: replace it by an error, or keep it marked incomplete."),
+    release: Release = typer.Option("delta", "--release",
+                                    help="Pipe: release each delta, whole sentences only, or all at completion."),
+    output: Optional[str] = typer.Option(None, "--output", "-o", metavar="FILE",
+                                         help="Write the final answer to FILE, atomically, only if the stream completed."),
+    output_json: Optional[str] = typer.Option(None, "--output-json", metavar="FILE",
+                                              help="Write the whole result as JSON to FILE, likewise."),
+    strict: bool = typer.Option(False, "--strict", help="Exit 9 when the model stopped early."),
+    color: Color = typer.Option("auto", "--color", help="Colour on a terminal (NO_COLOR, FORCE_COLOR honoured)."),
+    stats: bool = typer.Option(False, "--stats", help="Print the paint count and rate to stderr at exit."),
+    max_event_size: str = typer.Option(f"{DEFAULT_MAX_EVENT_SIZE // 2**20}MiB", "--max-event-size",
+                                       metavar="SIZE", help="Exit 5 when one event grows past SIZE."),
+) -> None:
+    """Draw a streamed answer: live and provisional on a terminal, plain text into a pipe.
+
+    Reads channel records, frame records or raw provider bytes. Nothing is written to
+    --output/--output-json unless the stream completed.
+    """
+    seconds = parse_duration(interval)
+    limit = parse_size(max_event_size)
+    for path in (output, output_json):
+        if path:
+            persist.check_writable(path)
+    terminal = _is_terminal()
+    mode = reasoning.value if reasoning.value != "auto" else ("collapse" if terminal else "hide")
+
+    def body() -> int:
+        fd = _open(file)
+        clock = time.monotonic
+        if terminal:
+            view = _terminal_view(color.value, mode, markdown, on_truncate.value)
+        else:
+            view = PlainView(Output().send, _stderr, make_policy(release.value),
+                             reasoning=mode, on_truncate=on_truncate.value)
+        painter = Painter(view, clock, seconds)
+        reader = RecordReader(provider.value, source.value, max_event_size=limit)
+        try:
+            end = pump(fd, reader, painter, clock)
+        except BaseException:
+            painter.abort()
+            raise
+        finally:
+            if stats:
+                _report(painter, clock())
+        if end.status is not Status.COMPLETE:
+            if not terminal:
+                if end.status is Status.ERROR:
+                    err = end.error or {}
+                    warn("render", f"provider error: {err.get('type', 'error')}: {err.get('message', '')}")
+                else:
+                    warn("render", f"truncated: the response was cut off ({end.detail or 'no terminal event'}); "
+                                   "it can be retried")
+            return ExitCode.TRUNCATED if end.status is Status.TRUNCATED else ExitCode.PROVIDER_ERROR
+        draft = painter.draft
+        if output:
+            persist.write_atomic(output, draft.answer.encode())
+        if output_json:
+            persist.write_atomic(output_json, orjson.dumps(draft.result(end), option=orjson.OPT_INDENT_2) + b"\n")
+        if strict and stopped_early(end.stop_reason):
+            if not terminal:
+                warn("render", f"the model stopped early ({end.stop_reason})")
+            return ExitCode.STOPPED_EARLY
+        return ExitCode.OK
+
+    run_stage("render", body)
+
+
+def _report(painter: Painter, now: float) -> None:
+    elapsed = max(now - painter.started, 1e-9)
+    warn("render", f"stats: {painter.paints} paints in {elapsed:.2f} s ({painter.paints / elapsed:.1f}/s), "
+                   f"{painter.spins} spinner frames, {painter.records} records")

@@ -1,0 +1,119 @@
+"""The aggregate of one attempt: channel records in, what a view paints out.
+
+``Draft.add(record, now)`` stores a record (O(1) for a delta: pieces are joined only when
+a view reads ``answer`` or ``reasoning``); ``clear()`` forgets the attempt after a ``reset``;
+``result(end)`` is the whole outcome as a JSON-ready dict (``--output-json``).
+It knows no clock (times are passed in), no terminal and no file.
+"""
+
+from __future__ import annotations
+
+from ..model import Channel, Delta, End, Meta, Record, ToolCall, Transcript, Usage
+
+#: stop reasons that mean "complete, but the model stopped early" (``--strict`` exits 9);
+#: compared in lower case, across providers' spellings
+EARLY_STOPS = frozenset({
+    "length", "max_tokens", "max_output_tokens", "model_context_window_exceeded",
+    "content_filter", "refusal", "safety", "recitation", "prohibited_content", "blocklist",
+    "spii", "image_safety", "language",
+})
+
+
+def stopped_early(stop_reason: str | None) -> bool:
+    return bool(stop_reason) and str(stop_reason).lower() in EARLY_STOPS
+
+
+class Draft:
+    """What arrived so far of the current attempt."""
+
+    def __init__(self, started: float = 0.0) -> None:
+        #: when the painter started (clock time): the spinner's elapsed time counts from it
+        self.started = started
+        self.transcript = Transcript()
+        #: index -> [id, name, argument pieces]
+        self._tools: dict[int, list] = {}
+        self.usage: dict | None = None
+        self.meta: dict = {}
+        self.got_bytes = False
+        self.reasoning_started: float | None = None
+        self.reasoning_last: float | None = None
+        self.answer_started: float | None = None
+        self.attempts = 1
+
+    def add(self, record: Record, now: float) -> bool:
+        """Store one record; True when it changed something a view shows."""
+        if isinstance(record, Delta):
+            if not record.text:
+                return False
+            self.transcript.add(record)
+            if record.channel is Channel.REASONING:
+                if self.reasoning_started is None:
+                    self.reasoning_started = now
+                self.reasoning_last = now
+            elif self.answer_started is None:
+                self.answer_started = now
+            return True
+        if isinstance(record, ToolCall):
+            call = self._tools.setdefault(record.index, [None, None, []])
+            call[0] = record.id if record.id is not None else call[0]
+            call[1] = record.name if record.name is not None else call[1]
+            if record.arguments:
+                call[2].append(record.arguments)
+            return True
+        if isinstance(record, Usage):
+            self.usage = record.usage
+        elif isinstance(record, Meta):
+            self.meta[record.key] = record.value
+        return False
+
+    def clear(self) -> None:
+        """A retry: the attempt so far is void (usage and metadata come again)."""
+        got_bytes, attempts = self.got_bytes, self.attempts
+        self.__init__(self.started)
+        self.got_bytes, self.attempts = got_bytes, attempts + 1
+
+    @property
+    def answer(self) -> str:
+        return self.transcript.text(Channel.ANSWER)
+
+    @property
+    def reasoning(self) -> str:
+        return self.transcript.text(Channel.REASONING)
+
+    @property
+    def has_content(self) -> bool:
+        return self.reasoning_started is not None or self.answer_started is not None or bool(self._tools)
+
+    def tool_calls(self) -> list[dict]:
+        out = []
+        for index in sorted(self._tools):
+            call = self._tools[index]
+            if len(call[2]) > 1:
+                call[2][:] = ["".join(call[2])]
+            out.append({"index": index, "id": call[0], "name": call[1],
+                        "arguments": call[2][0] if call[2] else ""})
+        return out
+
+    def thought_seconds(self, now: float) -> float:
+        """How long the model thought: first reasoning delta to the answer (or the last reasoning)."""
+        if self.reasoning_started is None:
+            return 0.0
+        end = self.answer_started if self.answer_started is not None else (self.reasoning_last or now)
+        return max(0.0, end - self.reasoning_started)
+
+    def result(self, end: End) -> dict:
+        out = {
+            "status": end.status.value,
+            "answer": self.answer,
+            "reasoning": self.reasoning,
+            "tool_calls": self.tool_calls(),
+            "stop_reason": end.stop_reason,
+            "usage": end.usage if end.usage is not None else self.usage,
+            "meta": self.meta,
+            "attempts": self.attempts,
+        }
+        if end.error is not None:
+            out["error"] = end.error
+        if end.detail is not None:
+            out["detail"] = end.detail
+        return out
