@@ -122,13 +122,13 @@ def render(
     """
     seconds = parse_duration(interval)
     limit = parse_size(max_event_size)
-    for path in (output, output_json):
-        if path:
-            persist.check_writable(path)
     terminal = _is_terminal()
     mode = reasoning.value if reasoning.value != "auto" else ("collapse" if terminal else "hide")
 
     def body() -> int:
+        for path in (output, output_json):
+            if path:
+                persist.check_writable(path)  # fail before streaming, not after it
         fd = _open(file)
         clock = time.monotonic
         if terminal:

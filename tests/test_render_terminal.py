@@ -1,0 +1,174 @@
+"""The terminal view drawn into a capture console; pyte replays the bytes into a screen."""
+
+from __future__ import annotations
+
+import io
+
+import pyte
+from rich.console import Console
+
+from .support import FIXTURES
+from sse_tool.model import Channel, Delta, End, Reset, Status, ToolCall
+from sse_tool.painter import Painter
+from sse_tool.pipeline import RecordReader
+from sse_tool.render.view_terminal import TerminalView
+
+WIDTH, HEIGHT = 80, 24
+
+
+class Screen:
+    """A capture console, the painter over it, and what a terminal would show."""
+
+    def __init__(self, **view_options) -> None:
+        self.file = io.StringIO()
+        console = Console(file=self.file, width=WIDTH, height=HEIGHT, force_terminal=True,
+                          color_system=None, _environ={})
+        self.now = 0.0
+        self.painter = Painter(TerminalView(console, **view_options), lambda: self.now)
+
+    def feed(self, records, step: float = 0.05) -> None:
+        for record in records:
+            self.now += step
+            self.painter.feed(record)
+            self.painter.tick()
+
+    def lines(self) -> list[str]:
+        screen = pyte.Screen(WIDTH, HEIGHT)
+        pyte.Stream(screen).feed(self.file.getvalue().replace("\n", "\r\n"))
+        return [line.rstrip() for line in screen.display]
+
+    def text(self) -> str:
+        return "\n".join(line for line in self.lines() if line)
+
+
+def fixture_records(name: str) -> list:
+    reader = RecordReader()
+    return reader.feed((FIXTURES / name).read_bytes()) + reader.close()
+
+
+def answer(text):
+    return Delta(Channel.ANSWER, text)
+
+
+def test_before_any_content_a_spinner_says_connecting_with_the_elapsed_time():
+    s = Screen()
+    s.now = 0.5
+    s.painter.tick()
+    assert "connecting\u2026 0.5 s" in s.text()
+    s.painter.arrived()
+    s.now = 0.7
+    s.painter.tick()
+    assert "waiting for the model\u2026 0.7 s" in s.text()
+
+
+def test_while_streaming_the_answer_is_marked_provisional_with_a_cursor():
+    s = Screen()
+    s.feed([answer("Hello"), answer(" world")])
+    text = s.text()
+    assert "Hello world\u258d" in text
+    assert "receiving (provisional)" in text
+
+
+def test_a_complete_answer_is_printed_once_stable_without_the_provisional_marks():
+    s = Screen()
+    s.feed([answer("Hello"), answer(" world"), End(Status.COMPLETE, "stop")])
+    assert s.text() == "Hello world"
+    assert s.file.getvalue().endswith("Hello world\n")
+
+
+def test_a_cut_off_answer_is_replaced_by_an_error_that_says_it_can_be_retried():
+    s = Screen()
+    s.feed([answer("The partial"), End(Status.TRUNCATED, detail="no terminal event")])
+    text = s.text()
+    assert "The partial" not in text
+    assert "cut off" in text and "retried" in text and "--on-truncate keep" in text
+
+
+def test_on_truncate_keep_shows_the_partial_answer_marked_incomplete():
+    s = Screen(on_truncate="keep")
+    s.feed([answer("The partial"), End(Status.TRUNCATED)])
+    lines = [line for line in s.lines() if line]
+    assert lines[0] == "The partial"
+    assert "[incomplete" in lines[1] and "cut off" in s.text()
+
+
+def test_a_provider_error_is_shown_with_its_type_and_message():
+    s = Screen()
+    s.feed([End(Status.ERROR, error={"type": "overloaded_error", "message": "Overloaded"})])
+    assert "provider error: overloaded_error: Overloaded" in s.text()
+
+
+def test_reasoning_streams_in_its_own_block_then_collapses_to_one_line():
+    s = Screen()
+    records = fixture_records("anthropic/thinking-signature.sse")
+    first_answer = next(i for i, r in enumerate(records) if isinstance(r, Delta) and r.channel is Channel.ANSWER)
+    s.feed(records[:first_answer])
+    assert "thinking\u2026" in s.text() and "Captain Beak" in s.text()
+    s.feed(records[first_answer:])
+    lines = [line for line in s.lines() if line]
+    assert lines[0].startswith("\u25b8 thought for ") and lines[0].endswith("(56 words)")
+    assert lines[1:] == ["1. **Pouch** - references their iconic bill pouch",
+                         '2. **Pelé** - playful take on "pelican"']
+
+
+def test_reasoning_show_keeps_the_reasoning_text_above_the_answer():
+    s = Screen(reasoning="show")
+    s.feed(fixture_records("anthropic/thinking-signature.sse"))
+    text = s.text()
+    assert "Captain Beak" in text and text.index("Captain Beak") < text.index("Pouch** - references")
+
+
+def test_reasoning_hide_shows_neither_the_text_nor_a_summary():
+    s = Screen(reasoning="hide")
+    s.feed(fixture_records("anthropic/thinking-signature.sse"))
+    assert "Captain Beak" not in s.text() and "thought for" not in s.text()
+
+
+def test_a_cut_inside_the_reasoning_shows_the_summary_and_the_cut_off_error():
+    s = Screen()
+    s.feed(fixture_records("anthropic/thinking-signature.cut-mid-frame.sse"))
+    text = s.text()
+    assert "thought for" in text and "cut off" in text and "Captain Beak" not in text
+
+
+def test_markdown_renders_the_final_answer():
+    s = Screen(markdown=True)
+    s.feed([answer("Some **bold** words"), End(Status.COMPLETE)])
+    assert "Some bold words" in s.text()
+
+
+def test_a_long_answer_keeps_the_live_region_within_the_screen_and_shows_its_tail():
+    s = Screen()
+    s.feed([answer(f"line {i}\n") for i in range(200)], step=0.01)
+    before = len(s.file.getvalue())
+    s.now += 1
+    s.painter.feed(answer("line 200"))
+    s.painter.tick()
+    last_paint = s.file.getvalue()[before:]
+    assert last_paint.count("\n") < HEIGHT
+    lines = [line for line in s.lines() if line]
+    assert lines[-3:] == ["line 199", "line 200\u258d", "\u2026 receiving (provisional) \u00b7 402 words"]
+    s.feed([End(Status.COMPLETE)])
+    assert [line for line in s.lines() if line][-2:] == ["line 199", "line 200"]
+
+
+def test_tool_calls_are_shown_as_one_line_with_name_and_arguments():
+    s = Screen()
+    s.feed([ToolCall(0, "c1", "get_weather", '{"city": "Paris"}'), End(Status.COMPLETE, "tool_use")])
+    assert 'get_weather({"city": "Paris"})' in s.text()
+
+
+def test_a_reset_says_the_stream_restarted_and_only_the_new_attempt_is_the_answer():
+    s = Screen()
+    s.feed([answer("Old attempt"), Reset(), answer("New"), End(Status.COMPLETE)])
+    lines = [line for line in s.lines() if line]
+    assert "restarted" in lines[0] and lines[-1] == "New" and "Old attempt" not in s.text()
+
+
+def test_interrupting_stops_the_live_region_and_shows_the_cursor():
+    s = Screen()
+    s.feed([answer("partial")])
+    s.painter.abort()
+    out = s.file.getvalue()
+    assert out.endswith("\x1b[?25h\u23f9 interrupted: the answer is incomplete\n")
+    assert "interrupted" in s.text() and "partial" not in s.text()
