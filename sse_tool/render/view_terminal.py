@@ -47,10 +47,9 @@ class TerminalView:
     def paint(self, draft: Draft, now: float) -> None:
         if not self.live.is_started:
             self.live.start()
-        commit = draft.answer_started is not None and len(draft.reasoning) > self._committed
-        self.live.update(self._region(draft, now), refresh=not commit)
-        if commit:  # printing above the region redraws it once, with the new content
+        if draft.answer_started is not None:
             self._commit_reasoning(draft, now)
+        self.live.update(self._region(draft, now), refresh=True)
 
     def reset(self, draft: Draft, now: float) -> None:
         if self.live.is_started:
