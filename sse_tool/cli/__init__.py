@@ -15,6 +15,7 @@ from . import _edge
 from . import frame
 from . import render
 from . import normalize
+from . import fetch
 
 app = typer.Typer(
     name="sse-tool",
@@ -48,6 +49,7 @@ def _main(
 app.command("frame", epilog=frame.EPILOG)(frame.frame)
 app.command("render", epilog=render.EPILOG)(render.render)
 app.command("normalize", epilog=normalize.EPILOG)(normalize.normalize)
+app.command("fetch", epilog=fetch.EPILOG)(fetch.fetch)
 
 
 def main() -> None:

@@ -1,0 +1,325 @@
+"""``sse-tool fetch``: one HTTP request, the response body's bytes to stdout as they arrive.
+
+The edge around ``sse_tool.fetch``: options to a request, items to stdout, stderr and the
+recording, failures to exit codes. httpx is imported only when the command runs, so other
+subcommands never load it; every line shown or recorded goes through the redactor.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from contextlib import closing
+from datetime import datetime, timezone
+from enum import Enum
+from typing import List, Optional
+
+import typer
+
+from ..errors import ExitCode, SseToolError
+from ..presets import PROVIDERS, Generation, PresetError, build, parse_param
+from ..recording import RecordingWriter
+from ..redact import Redactor, is_secret_header
+from . import _edge
+from ._edge import Output, parse_duration, run_stage, warn
+
+ProviderName = Enum("ProviderName", {name: name for name in PROVIDERS}, type=str)
+
+EPILOG = """\b
+Examples:
+  sse-tool fetch https://example.com/events | sse-tool frame
+  sse-tool fetch --provider anthropic --model claude-sonnet-4-5 --prompt 'Hi' | sse-tool render
+  echo 'Why?' | sse-tool fetch --provider openai --model gpt-4o-mini --prompt - --record why.rec
+  sse-tool fetch --json @req.json -H "Authorization: Bearer $KEY" https://api.example.com/v1/chat
+
+\b
+Redirects are not followed unless -L is given (as with curl); proxies come from
+HTTP_PROXY/HTTPS_PROXY/ALL_PROXY/NO_PROXY. Content encodings (gzip) are decoded.
+
+\b
+Exit status:
+  0  the body arrived complete
+  2  usage error (including a missing API key)
+  3  the body was cut short (reset, incomplete chunked body, short Content-Length)
+  6  HTTP status >= 400 (or a redirect not followed): nothing on stdout, the message on stderr
+  7  network failure before the first byte (connect, DNS, TLS, reset)
+  8  timeout: connect, first byte, idle or total; the message names which
+  130 interrupted (the connection is closed at once); 141 the reader closed the pipe
+"""
+
+_OUTCOME = {
+    ExitCode.OK: "complete", ExitCode.TRUNCATED: "truncated", ExitCode.TIMEOUT: "timeout",
+    ExitCode.NETWORK: "network", ExitCode.HTTP_ERROR: "http-error",
+}
+
+
+class FetchUsage(SseToolError):
+    exit_code = ExitCode.USAGE
+
+
+def fetch(
+    url: Optional[str] = typer.Argument(None, help="The URL (or use --provider)."),
+    method: Optional[str] = typer.Option(None, "--method", "-X", help="Request method (default GET, or POST with a body)."),
+    header: Optional[List[str]] = typer.Option(None, "--header", "-H", metavar="'NAME: VALUE'",
+                                               help="Add a header; 'NAME:' removes one. Repeatable."),
+    data: Optional[str] = typer.Option(None, "--data", "-d", metavar="DATA",
+                                       help="Request body: a string, @FILE, or @- for stdin (sent as is)."),
+    json_data: Optional[str] = typer.Option(None, "--json", metavar="DATA",
+                                            help="Like --data, with Content-Type: application/json."),
+    http2: bool = typer.Option(False, "--http2", help="Try HTTP/2 (needs the h2 package)."),
+    location: bool = typer.Option(False, "--location", "-L", help="Follow redirects."),
+    max_redirs: int = typer.Option(20, "--max-redirs", metavar="N", help="At most N redirects with -L."),
+    provider: Optional[ProviderName] = typer.Option(None, "--provider", help="Build the request for this API."),
+    model: Optional[str] = typer.Option(None, "--model", "-m", help="Model name (with --provider)."),
+    prompt: Optional[str] = typer.Option(None, "--prompt", "-p", help="The user prompt; - reads it from stdin."),
+    system: Optional[str] = typer.Option(None, "--system", help="A system prompt."),
+    max_tokens: Optional[int] = typer.Option(None, "--max-tokens", min=1, help="Maximum output tokens."),
+    temperature: Optional[float] = typer.Option(None, "--temperature", help="Sampling temperature."),
+    reasoning: Optional[str] = typer.Option(None, "--reasoning", metavar="LEVEL",
+                                            help="Reasoning/thinking: off, low, medium, high, or a token budget."),
+    param: Optional[List[str]] = typer.Option(None, "--param", metavar="PATH=JSON",
+                                              help="Set a body field (dotted path; null removes). Repeatable."),
+    base_url: Optional[str] = typer.Option(None, "--base-url", help="The API base for a compatible server, as the SDKs take it."),
+    connect_timeout: str = typer.Option("30s", "--connect-timeout", metavar="DURATION", help="Limit for connecting."),
+    first_byte_timeout: Optional[str] = typer.Option(None, "--first-byte-timeout", metavar="DURATION",
+                                                     help="Limit from sending to the first body byte."),
+    idle_timeout: Optional[str] = typer.Option(None, "--idle-timeout", metavar="DURATION",
+                                               help="Limit on any silence once the body flows."),
+    max_time: Optional[str] = typer.Option(None, "--max-time", metavar="DURATION",
+                                           help="Limit for everything, retries included."),
+    retry: int = typer.Option(0, "--retry", min=0, metavar="N",
+                              help="Retry up to N times on connect errors, timeouts, 408/429/5xx before the first body byte."),
+    retry_partial: bool = typer.Option(False, "--retry-partial",
+                                       help="Also retry after body bytes went out; writes ': sse-tool reset' first."),
+    record: Optional[str] = typer.Option(None, "--record", metavar="FILE", help="Save the exchange (see sse_tool/recording.py)."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Show request and response headers on stderr (secrets redacted)."),
+) -> None:
+    """Send one HTTP request and write the response body to stdout as it arrives, unchanged.
+
+    Each chunk is flushed at once. Accept: text/event-stream and Cache-Control: no-cache
+    are sent unless -H sets them. Secrets (Authorization, x-api-key, api-key,
+    x-goog-api-key, cookies, key= parameters) are redacted in every message and recording.
+    """
+    from ..fetch import Timeouts  # noqa: F401  (httpx loads here, not at CLI start-up)
+
+    timeouts = Timeouts(
+        connect=_duration(connect_timeout), first_byte=_duration(first_byte_timeout),
+        idle=_duration(idle_timeout), total=_duration(max_time),
+    )
+    redactor = Redactor(os.environ.get(v, "") for p in PROVIDERS.values() for v in p.key_variables)
+
+    def say(message: str) -> None:
+        warn("fetch", redactor.text(message))
+
+    def body() -> int:
+        try:
+            request = _request(url, method, header or [], data, json_data, provider, Generation(
+                model=model or "", prompt=prompt or "", system=system, max_tokens=max_tokens,
+                temperature=temperature, reasoning=reasoning,
+                params=dict(parse_param(p) for p in param or []),
+            ), base_url, redactor)
+            return _run(request, timeouts, redactor, say, http2=http2, location=location,
+                        max_redirs=max_redirs, retry=retry, retry_partial=retry_partial,
+                        record=record, verbose=verbose)
+        except SseToolError as exc:
+            say(str(exc))
+            return exc.exit_code
+        except (BrokenPipeError, KeyboardInterrupt, typer.Exit):
+            raise
+        except Exception as exc:  # a bug; its text may hold a URL, so redact it too
+            if _edge.debug:
+                raise
+            say(f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for details)")
+            return ExitCode.INTERNAL
+
+    run_stage("fetch", body)
+
+
+def _duration(text: Optional[str]) -> Optional[float]:
+    if text is None or text.strip().lower() in ("", "0", "none", "off"):
+        return None
+    return parse_duration(text)
+
+
+def _request(url, method, headers, data, json_data, provider, gen, base_url, redactor):
+    from ..fetch import Request
+
+    pairs = [_header(h) for h in headers]
+    redactor.learn_headers(pairs)
+    if data is not None and json_data is not None:
+        raise FetchUsage("give --data or --json, not both")
+    content = _read_data(data if data is not None else json_data)
+    if provider is None:
+        if url is None:
+            raise FetchUsage("give a URL, or --provider with --model and --prompt")
+        if data is not None:
+            pairs = _defaults([("Content-Type", "application/x-www-form-urlencoded")], pairs)
+        elif json_data is not None:
+            pairs = _defaults([("Content-Type", "application/json")], pairs)
+        redactor.learn_url(url)
+        return Request((method or ("POST" if content is not None else "GET")).upper(), url,
+                       tuple(pairs), content)
+    if url is not None:
+        raise FetchUsage("give a URL or --provider, not both (--base-url points a preset elsewhere)")
+    if content is not None:
+        raise FetchUsage("--provider builds the body; use --param to change a field")
+    if not gen.model:
+        raise FetchUsage(f"--provider {provider.value} needs --model")
+    if gen.prompt == "-":
+        gen = _replace_prompt(gen, sys.stdin.read())
+    elif not gen.prompt:
+        raise FetchUsage(f"--provider {provider.value} needs --prompt (- reads it from stdin)")
+    have_credential = any(is_secret_header(n) and v.strip() for n, v in pairs)
+    try:
+        preset = build(provider.value, gen, os.environ, base_url=base_url, have_credential=have_credential)
+    except PresetError:
+        raise
+    redactor.learn_headers(preset.headers)
+    redactor.learn_url(preset.url)
+    return Request((method or preset.method).upper(), preset.url,
+                   tuple(_defaults(preset.headers, pairs)), preset.body)
+
+
+def _replace_prompt(gen: Generation, prompt: str) -> Generation:
+    from dataclasses import replace
+
+    return replace(gen, prompt=prompt)
+
+
+def _header(text: str) -> tuple[str, str]:
+    name, sep, value = text.partition(":")
+    if not sep or not name.strip() or any(c.isspace() for c in name.strip()):
+        raise FetchUsage(f"-H: expected 'Name: value', got {text!r}")
+    return name.strip(), value.strip()
+
+
+def _defaults(defaults: list[tuple[str, str]], given: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """``given`` headers override same-named ``defaults`` (names compare without case)."""
+    names = {n.lower() for n, _ in given}
+    return [(n, v) for n, v in defaults if n.lower() not in names] + given
+
+
+def _read_data(value: Optional[str]) -> Optional[bytes]:
+    if value is None:
+        return None
+    if value == "@-":
+        return sys.stdin.buffer.read()
+    if value.startswith("@"):
+        try:
+            with open(value[1:], "rb") as f:
+                return f.read()
+        except OSError as exc:
+            raise FetchUsage(f"{value[1:]}: {exc.strerror}") from None
+    return value.encode("utf-8")
+
+
+def _run(request, timeouts, redactor, say, *, http2, location, max_redirs, retry, retry_partial,
+         record, verbose) -> int:
+    from ..fetch import FetchError, Head, Retrying, Sending, stream
+    from ..retry import RetryPolicy
+
+    out = Output()
+    recorder = _Recorder(record, redactor)
+    start = time.monotonic()
+    items = stream(request, timeouts=timeouts, policy=RetryPolicy(retry, partial=retry_partial),
+                   http2=http2, follow_redirects=location, max_redirects=max_redirs)
+    try:
+        with closing(items):
+            for item in items:
+                if isinstance(item, bytes):
+                    recorder.chunk(time.monotonic() - start, item)
+                    out.send(item)
+                elif isinstance(item, Sending):
+                    if verbose:
+                        _show(redactor, "> ", f"{item.method} {redactor.url(item.url)}", item.headers)
+                    recorder.request(item)
+                elif isinstance(item, Head):
+                    if verbose:
+                        _show(redactor, "< ", f"{item.http_version} {item.status} {item.reason}",
+                              item.headers)
+                    if item.final:
+                        recorder.head(item)
+                elif isinstance(item, Retrying):
+                    w = item.wait
+                    text = (f"{item.reason}; retry {w.attempt}/{w.retries} in "
+                            f"{w.seconds:.3g}s ({w.basis})")
+                    say(text)
+                    recorder.note(text)
+    except FetchError as exc:
+        body = getattr(exc, "body", b"")
+        recorder.fail(time.monotonic() - start, exc, body)
+        raise
+    except BrokenPipeError:
+        recorder.end(time.monotonic() - start, "broken-pipe")
+        raise
+    except KeyboardInterrupt:
+        recorder.end(time.monotonic() - start, "interrupted")
+        raise
+    recorder.end(time.monotonic() - start, "complete")
+    return ExitCode.OK
+
+
+def _show(redactor: Redactor, mark: str, first: str, headers) -> None:
+    lines = [mark + first] + [f"{mark}{n}: {v}" for n, v in redactor.headers(headers)]
+    sys.stderr.write("\n".join(redactor.text(line) for line in lines) + "\n" + mark.strip() + "\n")
+    sys.stderr.flush()
+
+
+class _Recorder:
+    """What ``--record`` keeps: the first request, the head whose body went out, chunks, the end."""
+
+    def __init__(self, path: Optional[str], redactor: Redactor) -> None:
+        self._path = path
+        self._redactor = redactor
+        self._writer: Optional[RecordingWriter] = None
+        self._file = None
+        self._head = None  # the latest final head, recorded once its body starts
+        self._head_written = False
+
+    def request(self, sending) -> None:
+        if self._path is None or self._writer is not None:
+            return
+        try:
+            self._file = open(self._path, "w", encoding="utf-8", newline="\n")
+        except OSError as exc:
+            raise FetchUsage(f"--record {self._path}: {exc.strerror}") from None
+        self._writer = RecordingWriter(self._file, self._redactor)
+        self._writer.start(datetime.now(timezone.utc).isoformat(timespec="microseconds")
+                           .replace("+00:00", "Z"))
+        self._writer.request(sending.method, sending.url, sending.headers, sending.body)
+
+    def head(self, head) -> None:
+        self._head = head
+
+    def _write_head(self) -> None:
+        if self._writer and self._head is not None and not self._head_written:
+            h = self._head
+            self._writer.response(h.http_version, h.status, h.reason, h.headers)
+            self._head_written = True
+
+    def chunk(self, t: float, data: bytes) -> None:
+        if self._writer:
+            self._write_head()
+            self._writer.chunk(t, data)
+
+    def note(self, text: str) -> None:
+        if self._writer:
+            self._writer.note(text)
+
+    def fail(self, t: float, exc, body: bytes) -> None:
+        if not self._writer:
+            return
+        if body or exc.exit_code == ExitCode.HTTP_ERROR:
+            self._write_head()
+            if body:
+                self._writer.chunk(t, body)
+        self.end(t, _OUTCOME.get(exc.exit_code, "network"), str(exc))
+
+    def end(self, t: float, outcome: str, detail: str = "") -> None:
+        if self._writer:
+            if outcome == "complete":
+                self._write_head()
+            self._writer.end(t, outcome, detail)
+            self._file.close()
+            self._writer = None

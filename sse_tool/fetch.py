@@ -1,0 +1,477 @@
+"""HTTP for ``sse-tool fetch``: one request in, the response body out as chunks, as they arrive.
+
+Consumes a ``Request`` and its limits (``Timeouts``, a ``retry.RetryPolicy``); produces a
+stream of items: ``Sending`` (the request as it goes out), ``Head`` (a response status
+line and headers), ``bytes`` (body chunks, one network read each, after content
+decoding), ``Retrying`` (a failed attempt is about to be retried). Failures are typed
+errors carrying their exit code. This is the only module that imports httpx; it prints
+nothing, and knows nothing of stdout, recordings or redaction (the edge does those).
+
+Deadlines. httpx's connect timeout bounds the connection and its read timeout the wait
+for the response head. For the body, a per-read timeout cannot express "first byte
+within F, then no gap over I, all within T", so a watchdog thread holds those deadlines
+and, when one passes, shuts the connection's socket down: the blocked read returns, and
+the error says which deadline it was. Time spent handing a chunk downstream (a slow
+reader) does not count as idle time.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import closing
+from dataclasses import dataclass
+
+import httpx
+
+from .errors import ExitCode, SseToolError
+from .redact import SECRET_HEADERS
+from .retry import Failure, RetryPolicy, Wait
+
+#: sent unless the request sets these headers itself
+DEFAULT_HEADERS = (("Accept", "text/event-stream"), ("Cache-Control", "no-cache"))
+#: written before a retried attempt's bytes when an earlier attempt's bytes were already
+#: passed on: an SSE comment (ignored by every SSE parser) that tells sse-tool's own
+#: stages to discard the draft, followed by a blank line
+RESET_MARKER = b": sse-tool reset\n\n"
+#: how much of an error body is read for the message
+ERROR_BODY_LIMIT = 64 * 1024
+
+
+@dataclass(frozen=True)
+class Request:
+    method: str
+    url: str
+    headers: tuple[tuple[str, str], ...] = ()
+    body: bytes | None = None
+
+
+@dataclass(frozen=True)
+class Timeouts:
+    """Seconds, None for no limit. ``total`` covers every attempt and every wait."""
+
+    connect: float | None = None
+    first_byte: float | None = None
+    idle: float | None = None
+    total: float | None = None
+
+
+@dataclass(frozen=True)
+class Sending:
+    method: str
+    url: str
+    headers: tuple[tuple[str, str], ...]
+    body: bytes | None
+    #: 1 for the first attempt
+    attempt: int
+
+
+@dataclass(frozen=True)
+class Head:
+    http_version: str
+    status: int
+    reason: str
+    headers: tuple[tuple[str, str], ...]
+    url: str
+    #: seconds after the first request was sent
+    time: float
+    #: False for a redirect that is being followed
+    final: bool = True
+
+
+@dataclass(frozen=True)
+class Retrying:
+    wait: Wait
+    #: the failure being retried, one line
+    reason: str
+
+
+class FetchError(SseToolError):
+    """A failed attempt; ``failure`` is what the retry policy sees."""
+
+    def __init__(self, message: str, failure: Failure) -> None:
+        super().__init__(message)
+        self.failure = failure
+
+
+class HttpError(FetchError):
+    exit_code = ExitCode.HTTP_ERROR
+
+    def __init__(self, message: str, failure: Failure, body: bytes = b"") -> None:
+        super().__init__(message, failure)
+        self.status = failure.status
+        self.body = body
+
+
+class ConnectionFailed(FetchError):
+    exit_code = ExitCode.NETWORK
+
+
+class BodyCut(FetchError):
+    exit_code = ExitCode.TRUNCATED
+
+
+class TimedOut(FetchError):
+    exit_code = ExitCode.TIMEOUT
+
+    @property
+    def which(self) -> str:
+        return self.failure.timeout or ""
+
+
+class UsageError(SseToolError):
+    exit_code = ExitCode.USAGE
+
+
+_TIMEOUT_TEXT = {
+    "connect": "connect timeout: no connection within {s} (--connect-timeout)",
+    "first-byte": "first-byte timeout: no response data within {s} (--first-byte-timeout)",
+    "idle": "idle timeout: nothing received for {s} (--idle-timeout)",
+    "total": "total timeout: --max-time {s} reached",
+}
+
+
+def stream(
+    request: Request,
+    *,
+    timeouts: Timeouts = Timeouts(),
+    policy: RetryPolicy | None = None,
+    transport: httpx.BaseTransport | None = None,
+    http2: bool = False,
+    follow_redirects: bool = False,
+    max_redirects: int = 20,
+    trust_env: bool = True,
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+) -> Iterator[Sending | Head | bytes | Retrying]:
+    """Send ``request`` (again, as ``policy`` allows) and yield what happens, as it happens.
+
+    Closing the generator (or an exception while it is suspended, such as Ctrl-C)
+    closes the connection at once.
+    """
+    policy = policy or RetryPolicy(0)
+    headers = _with_defaults(request.headers)
+    run = _Run(clock, timeouts)
+    try:
+        client = httpx.Client(
+            http2=http2, transport=transport, trust_env=trust_env, max_redirects=max_redirects,
+            event_hooks={"request": [_strip_secrets_across_origins(request.url)]},
+        )
+    except ImportError:
+        raise UsageError("--http2 needs the h2 package: pip install 'sse-tool[http2]'") from None
+    with client:
+        attempt = 0
+        passed_on = False  # body bytes of some attempt went downstream
+        last_byte = b"\n"
+        while True:
+            attempt += 1
+            try:
+                fresh = True
+                for item in _attempt(client, request, headers, attempt, run, follow_redirects):
+                    if isinstance(item, bytes):
+                        if fresh and passed_on:
+                            # A partial line would swallow the marker: end it first.
+                            yield (b"" if last_byte in b"\r\n" else b"\n") + RESET_MARKER
+                        fresh = False
+                        passed_on = True
+                        last_byte = item[-1:]
+                    yield item
+                return
+            except FetchError as err:
+                wait = policy.after(err.failure, run.remaining())
+                if wait is None:
+                    if policy.declined:
+                        err.args = (f"{err}; not retried: {policy.declined}",)
+                    raise
+                yield Retrying(wait, str(err))
+                sleep(wait.seconds)
+
+
+class _Run:
+    """The time limits of one ``stream`` call."""
+
+    def __init__(self, clock: Callable[[], float], timeouts: Timeouts) -> None:
+        self.clock = clock
+        self.timeouts = timeouts
+        self.start = clock()
+        self.deadline = None if timeouts.total is None else self.start + timeouts.total
+
+    def elapsed(self) -> float:
+        return self.clock() - self.start
+
+    def remaining(self) -> float | None:
+        return None if self.deadline is None else self.deadline - self.clock()
+
+    def bound(self, limit: float | None, which: str) -> tuple[float | None, str]:
+        """The tighter of ``limit`` and what is left of the total, and which one it is."""
+        left = self.remaining()
+        if left is not None and (limit is None or left <= limit):
+            return max(left, 0.001), "total"
+        return limit, which
+
+    def timed_out(self, which: str, partial: bool = False) -> TimedOut:
+        value = self.timeouts.total if which == "total" else getattr(
+            self.timeouts, which.replace("-", "_"))
+        return TimedOut(_TIMEOUT_TEXT[which].format(s=_seconds(value)),
+                        Failure("timeout", timeout=which, partial=partial))
+
+
+def _attempt(client, request, headers, attempt, run, follow_redirects):
+    connect, connect_which = run.bound(run.timeouts.connect, "connect")
+    first, first_which = run.bound(run.timeouts.first_byte, "first-byte")
+    write, _ = run.bound(None, "total")
+    try:
+        req = client.build_request(
+            request.method, request.url, headers=list(headers), content=request.body,
+            timeout=httpx.Timeout(connect=connect, read=first, write=write, pool=connect),
+        )
+    except (httpx.InvalidURL, httpx.UnsupportedProtocol, ValueError, TypeError) as exc:
+        raise UsageError(f"bad request: {exc}") from None
+    yield Sending(req.method, str(req.url), tuple(req.headers.multi_items()), request.body, attempt)
+    began = run.clock()
+    try:
+        response = client.send(req, stream=True, follow_redirects=follow_redirects)
+    except httpx.ConnectTimeout:
+        raise run.timed_out(connect_which) from None
+    except httpx.PoolTimeout:
+        raise run.timed_out(connect_which) from None
+    except (httpx.ReadTimeout, httpx.WriteTimeout):
+        raise run.timed_out(first_which) from None
+    except httpx.TooManyRedirects:
+        raise HttpError(f"more than {client.max_redirects} redirects", Failure("status")) from None
+    except httpx.UnsupportedProtocol as exc:
+        raise UsageError(f"bad URL: {exc}") from None
+    except httpx.TransportError as exc:
+        raise ConnectionFailed(_network_text(req, exc), Failure("network")) from None
+    with closing(response):
+        for hop in response.history:
+            yield _head(hop, run, final=False)
+        head = _head(response, run)
+        yield head
+        if response.status_code >= 300:
+            body = b"".join(_body(response, run, began, limit=ERROR_BODY_LIMIT))
+            raise _status_error(response, head, body)
+        yield from _body(response, run, began)
+
+
+def _body(response, run, began, limit=None):
+    """The body's chunks, under the watchdog's deadlines; at most about ``limit`` bytes."""
+    sock = _socket_of(response)
+    if sock is not None:
+        # The watchdog owns the body's deadlines now; without this the head's read timeout
+        # would also bound every gap between chunks (httpcore reads it when the body starts).
+        response.request.extensions.get("timeout", {})["read"] = None
+    dog = _Watchdog(run, began, sock)
+    got = 0
+    try:
+        try:
+            for chunk in response.iter_bytes():
+                got += len(chunk)
+                dog.pause()
+                yield chunk
+                dog.resume()
+                if limit is not None and got >= limit:
+                    return
+        except httpx.TimeoutException:
+            raise run.timed_out(dog.fired or ("idle" if got else "first-byte"), got > 0) from None
+        except (httpx.TransportError, httpx.DecodingError) as exc:
+            if dog.fired:
+                raise run.timed_out(dog.fired, got > 0) from None
+            if got:
+                raise BodyCut(f"body cut short after {got} bytes: {_detail(exc)}",
+                              Failure("cut", partial=True)) from None
+            raise ConnectionFailed(f"connection closed before the first byte: {_detail(exc)}",
+                                   Failure("network")) from None
+        if dog.fired:  # a body without a length just ends when the socket is shut
+            raise run.timed_out(dog.fired, got > 0)
+    finally:
+        dog.stop()
+
+
+class _Watchdog:
+    """Shuts the socket down when the first-byte, idle or total deadline passes."""
+
+    def __init__(self, run: _Run, began: float, sock: socket.socket | None) -> None:
+        self._run = run
+        self._sock = sock
+        self._cond = threading.Condition()
+        self._last: float | None = None  # when the last chunk was handed on; None before one
+        self._paused = False
+        self._stopped = False
+        self._began = began
+        #: the deadline that passed, if one did
+        self.fired: str | None = None
+        t = run.timeouts
+        if sock is not None and any(v is not None for v in (t.first_byte, t.idle, t.total)):
+            threading.Thread(target=self._watch, name="sse-tool-deadlines", daemon=True).start()
+
+    def pause(self) -> None:
+        # A chunk is on its way downstream: a slow reader is not an idle server.
+        with self._cond:
+            self._paused = True
+
+    def resume(self) -> None:
+        with self._cond:
+            self._paused = False
+            self._last = self._run.clock()
+            self._cond.notify()
+
+    def stop(self) -> None:
+        with self._cond:
+            self._stopped = True
+            self._cond.notify()
+
+    def _next(self) -> tuple[float | None, str]:
+        t = self._run.timeouts
+        candidates = []
+        if self._run.deadline is not None:
+            candidates.append((self._run.deadline, "total"))
+        if not self._paused:
+            if self._last is None and t.first_byte is not None:
+                candidates.append((self._began + t.first_byte, "first-byte"))
+            elif self._last is not None and t.idle is not None:
+                candidates.append((self._last + t.idle, "idle"))
+        return min(candidates) if candidates else (None, "")
+
+    def _watch(self) -> None:
+        with self._cond:
+            while not self._stopped:
+                deadline, which = self._next()
+                left = None if deadline is None else deadline - self._run.clock()
+                if left is not None and left <= 0:
+                    self.fired = which
+                    _shut(self._sock)
+                    return
+                self._cond.wait(left)
+
+
+def _shut(sock: socket.socket) -> None:
+    # Shut a duplicate of the descriptor: shutdown acts on the connection, and touching
+    # the socket object itself (an SSL one, say) from this thread would not be safe.
+    try:
+        dup = socket.fromfd(sock.fileno(), sock.family, sock.type)
+    except OSError:
+        return
+    try:
+        dup.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+    finally:
+        dup.close()
+
+
+def _socket_of(response: httpx.Response) -> socket.socket | None:
+    stream = response.extensions.get("network_stream")
+    try:
+        sock = stream.get_extra_info("socket") if stream is not None else None
+    except Exception:  # a custom transport's stream may not know the question
+        return None
+    return sock if isinstance(sock, socket.socket) else None
+
+
+def _head(response: httpx.Response, run: _Run, final: bool = True) -> Head:
+    return Head(
+        http_version=response.http_version,
+        status=response.status_code,
+        reason=response.reason_phrase,
+        headers=tuple(response.headers.multi_items()),
+        url=str(response.url),
+        time=run.elapsed(),
+        final=final,
+    )
+
+
+def _status_error(response: httpx.Response, head: Head, body: bytes) -> HttpError:
+    status = f"HTTP {head.status} {head.reason}".rstrip()
+    if head.status < 400:
+        where = response.headers.get("location", "")
+        message = f"{status}: redirect to {where} not followed (use -L)"
+    else:
+        detail = error_message(body)
+        message = f"{status}: {detail}" if detail else status
+    failure = Failure("status", status=head.status, retry_after=response.headers.get("retry-after"))
+    return HttpError(message, failure, body)
+
+
+def error_message(body: bytes, limit: int = 200) -> str:
+    """The provider's error message from an error body, shortened to one line.
+
+    OpenAI, Anthropic and Gemini all send ``{"error": {"message": ..., "type"|"status": ...}}``
+    (Gemini sometimes inside a one-element array); other servers send ``{"message": ...}``,
+    ``{"detail": ...}``, ``{"error": "..."}`` or plain text.
+    """
+    text = body.decode("utf-8", "replace").strip()
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = None
+    if isinstance(data, list) and data and isinstance(data[0], dict):
+        data = data[0]
+    message, kind = None, None
+    if isinstance(data, dict):
+        err = data.get("error", data)
+        if isinstance(err, str):
+            message = err
+        elif isinstance(err, dict):
+            message = err.get("message") or err.get("detail") or err.get("error")
+            kind = err.get("type") or err.get("status") or err.get("code")
+        if message is None and isinstance(data.get("detail"), str):
+            message = data["detail"]
+    if not isinstance(message, str):
+        message = text if data is None else json.dumps(data, ensure_ascii=False)
+    if kind is not None and str(kind) not in message:
+        message = f"{message} ({kind})"
+    return shorten(message, limit)
+
+
+def shorten(text: str, limit: int = 200) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _with_defaults(headers) -> tuple[tuple[str, str], ...]:
+    """The request's headers plus the SSE defaults it does not set itself.
+
+    As with curl, ``Name:`` with an empty value removes a header (a default included).
+    """
+    given = list(headers)
+    names = {name.lower() for name, _ in given}
+    out = [(n, v) for n, v in DEFAULT_HEADERS if n.lower() not in names]
+    out += [(n, v) for n, v in given if v.strip()]
+    return tuple(out)
+
+
+def _strip_secrets_across_origins(url: str):
+    origin = httpx.URL(url)
+
+    def hook(request: httpx.Request) -> None:
+        # httpx drops Authorization on a cross-origin redirect; the API-key headers go too.
+        same = (request.url.scheme, request.url.host, request.url.port) == (
+            origin.scheme, origin.host, origin.port)
+        if not same:
+            for name in SECRET_HEADERS:
+                request.headers.pop(name, None)
+
+    return hook
+
+
+def _network_text(req: httpx.Request, exc: Exception) -> str:
+    where = req.url.host + (f":{req.url.port}" if req.url.port else "")
+    if isinstance(exc, httpx.ConnectError):
+        return f"cannot connect to {where}: {_detail(exc)}"
+    if isinstance(exc, httpx.ProxyError):
+        return f"proxy failed for {where}: {_detail(exc)}"
+    return f"connection to {where} failed before the first byte: {_detail(exc)}"
+
+
+def _detail(exc: Exception) -> str:
+    return shorten(str(exc) or type(exc).__name__, 160)
+
+
+def _seconds(value: float | None) -> str:
+    if value is None:
+        return "?"
+    return f"{value * 1000:g}ms" if value < 1 else f"{value:g}s"

@@ -1,0 +1,270 @@
+"""The ``fetch --record`` format: one HTTP exchange as readable lines, body bytes exact.
+
+A recording is UTF-8 text, one item per ``\\n``-terminated line, read top to bottom::
+
+    sse-tool recording 1
+    start 2026-11-30T14:05:11.123456Z
+    > POST https://api.anthropic.com/v1/messages
+    > content-type: application/json
+    > x-api-key: <redacted>
+    > "{\\"model\\":\\"claude-x\\",\\"stream\\":true}"
+    < HTTP/1.1 200 OK
+    < content-type: text/event-stream
+    0.412031 "event: message_start\\ndata: {\\"type\\":\\"message_start\\"}\\n\\n"
+    0.413377 "event: ping\\ndata: {\\"type\\": \\"ping\\"}\\n\\n"
+    # retry 1/3: connection closed before the body was complete; waiting 0.6s
+    1.502000 ": sse-tool reset\\n\\n"
+    end 2.250310 complete
+
+Lines:
+
+* ``sse-tool recording 1``: first line, the format and its version.
+* ``# ...``: a comment (fetch notes retries here); readers skip it. Blank lines are skipped.
+* ``start TIME``: when the request was sent, ISO 8601 in UTC (informational).
+* ``> METHOD URL`` opens the request; then ``> name: value`` per request header, and
+  ``> "BYTES"`` for the request body when there is one.
+* ``< HTTP/x STATUS REASON`` opens the response; then ``< name: value`` per response header.
+* ``SECONDS "BYTES"``: one body chunk, exactly as it arrived (one read from the connection),
+  ``SECONDS`` after the request was sent (a decimal, microsecond resolution).
+* ``end SECONDS OUTCOME [DETAIL]``: how the exchange ended: ``complete``, ``truncated``,
+  ``timeout``, ``network``, ``http-error``, ``interrupted`` or ``broken-pipe``, and a
+  one-line detail. A recording without ``end`` was cut off (the recorder was killed).
+
+``"BYTES"`` is the byte string between the first and the last double quote of the line
+(quotes inside need no escape). Valid UTF-8 is written as is, except: ``\\`` is ``\\\\``;
+LF, CR and TAB are ``\\n``, ``\\r``, ``\\t``; every other byte that is a control character,
+DEL, a C1 control, U+2028/U+2029 (line breaks to some readers), U+FEFF (an invisible BOM)
+or not valid UTF-8 is ``\\xHH`` per byte. Decoding maps ``\\xHH`` to the byte HH and other
+text to its UTF-8, so every byte string (a split character included) round-trips exactly.
+
+The body is what fetch received and wrote to stdout: after content decoding (gzip), so a
+replaying server must not resend ``content-encoding``, ``content-length`` or
+``transfer-encoding``. After a ``--retry-partial`` retry the reset marker and the new
+attempt's bytes follow as further chunks, as on stdout; for an HTTP error status the chunks
+hold the error body (which fetch does not write to stdout). Secrets are redacted by the writer.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
+
+from .errors import BadInput
+
+MAGIC = "sse-tool recording 1"
+
+#: outcomes an ``end`` line may name
+OUTCOMES = ("complete", "truncated", "timeout", "network", "http-error", "interrupted", "broken-pipe")
+
+# Characters that escaping turns into \xHH bytes (see the module docstring), besides the
+# surrogates that stand for invalid UTF-8 bytes after decoding with "surrogateescape".
+_SHOWN_AS_BYTES = (
+    "".join(map(chr, range(0x00, 0x20))) + "\x7f"
+    + "".join(map(chr, range(0x80, 0xA0))) + "\u2028\u2029\ufeff"
+)
+_ESCAPE_TABLE = {ord(c): "".join(f"\\x{b:02x}" for b in c.encode()) for c in _SHOWN_AS_BYTES}
+_ESCAPE_TABLE.update({ord("\\"): "\\\\", ord("\n"): "\\n", ord("\r"): "\\r", ord("\t"): "\\t"})
+_SURROGATE = re.compile("[\udc80-\udcff]")
+_ESCAPE = re.compile(r"\\(?:x([0-9a-fA-F]{2})|(.))")
+_SIMPLE = {"\\": b"\\", "n": b"\n", "r": b"\r", "t": b"\t"}
+
+
+def escape(data: bytes) -> str:
+    """Bytes as the readable, reversible text of a ``"BYTES"`` field."""
+    text = data.decode("utf-8", "surrogateescape").translate(_ESCAPE_TABLE)
+    return _SURROGATE.sub(lambda m: f"\\x{ord(m.group()) - 0xDC00:02x}", text)
+
+
+def unescape(text: str) -> bytes:
+    """The inverse of ``escape``."""
+    out = bytearray()
+    pos = 0
+    for m in _ESCAPE.finditer(text):
+        out += text[pos:m.start()].encode("utf-8")
+        if m.group(1) is not None:
+            out.append(int(m.group(1), 16))
+        elif m.group(2) in _SIMPLE:
+            out += _SIMPLE[m.group(2)]
+        else:
+            raise ValueError(f"unknown escape \\{m.group(2)}")
+        pos = m.end()
+    out += text[pos:].encode("utf-8")
+    return bytes(out)
+
+
+@dataclass
+class RecordedRequest:
+    method: str
+    url: str
+    headers: list[tuple[str, str]] = field(default_factory=list)
+    body: bytes | None = None
+
+
+@dataclass
+class RecordedResponse:
+    http_version: str
+    status: int
+    reason: str
+    headers: list[tuple[str, str]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Chunk:
+    #: seconds after the request was sent
+    time: float
+    data: bytes
+
+
+@dataclass(frozen=True)
+class Ending:
+    time: float
+    outcome: str
+    detail: str = ""
+
+
+@dataclass
+class Recording:
+    request: RecordedRequest | None = None
+    response: RecordedResponse | None = None
+    chunks: list[Chunk] = field(default_factory=list)
+    end: Ending | None = None
+    start: str = ""
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def body(self) -> bytes:
+        return b"".join(c.data for c in self.chunks)
+
+
+class RecordingWriter:
+    """Writes one exchange, flushing each line, so a recording survives a killed process.
+
+    The caller supplies the times (seconds after the request was sent) and the values as
+    they went over the wire; this class only redacts and formats them.
+    """
+
+    def __init__(self, file: IO[str], redactor=None) -> None:
+        from .redact import Redactor
+
+        self._file = file
+        self._redact = redactor if redactor is not None else Redactor()
+        self._line(MAGIC)
+
+    def start(self, when: str) -> None:
+        self._line(f"start {when}")
+
+    def request(self, method: str, url: str, headers: Iterable[tuple[str, str]],
+                body: bytes | None = None) -> None:
+        lines = [f"> {method} {self._redact.url(url)}"]
+        lines += [f"> {n}: {_one_line(v)}" for n, v in self._redact.headers(headers)]
+        if body is not None:
+            lines.append(f'> "{escape(body)}"')
+        self._line("\n".join(lines))
+
+    def response(self, http_version: str, status: int, reason: str,
+                 headers: Iterable[tuple[str, str]]) -> None:
+        lines = [f"< {http_version} {status} {_one_line(reason)}".rstrip()]
+        lines += [f"< {n}: {_one_line(v)}" for n, v in self._redact.headers(headers)]
+        self._line("\n".join(lines))
+
+    def chunk(self, time: float, data: bytes) -> None:
+        self._line(f'{time:.6f} "{escape(data)}"')
+
+    def note(self, text: str) -> None:
+        self._line(f"# {_one_line(self._redact.text(text))}")
+
+    def end(self, time: float, outcome: str, detail: str = "") -> None:
+        if outcome not in OUTCOMES:
+            raise ValueError(f"unknown outcome {outcome!r}")
+        self._line(f"end {time:.6f} {outcome} {_one_line(self._redact.text(detail))}".rstrip())
+
+    def _line(self, text: str) -> None:
+        self._file.write(text + "\n")
+        self._file.flush()
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).splitlines())
+
+
+def load_recording(source: str | Path | IO[str] | IO[bytes]) -> Recording:
+    """Read a recording from a path or an open file; ``BadInput`` names the first bad line."""
+    if isinstance(source, (str, Path)):
+        data = Path(source).read_bytes()
+    else:
+        data = source.read()
+    if isinstance(data, str):
+        data = data.encode("utf-8", "surrogateescape")
+    return parse_recording(data.split(b"\n"))
+
+
+def parse_recording(lines: Iterable[bytes | str]) -> Recording:
+    """A recording from its lines (bytes or text, with or without their line ends)."""
+    rec = Recording()
+    for number, raw in enumerate(lines, 1):
+        line = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+        # Escaped bytes never hold a raw CR or LF, so stripping the line end loses nothing.
+        line = line.rstrip("\r\n")
+        if number == 1:
+            if line.strip() != MAGIC:
+                raise BadInput(f"not an sse-tool recording (line 1 is not {MAGIC!r})")
+            continue
+        try:
+            _parse_line(rec, line)
+        except (ValueError, IndexError) as exc:
+            raise BadInput(f"recording line {number}: {exc}") from None
+    if rec.request is None and rec.chunks:
+        raise BadInput("recording has body chunks but no request line")
+    return rec
+
+
+def _parse_line(rec: Recording, line: str) -> None:
+    if not line.strip():
+        return
+    if line.startswith("#"):
+        rec.notes.append(line[1:].strip())
+    elif line.startswith("> "):
+        rest = line[2:]
+        if rec.request is None:
+            method, url = rest.split(" ", 1)
+            rec.request = RecordedRequest(method, url)
+        elif rest.startswith('"'):
+            rec.request.body = _quoted(rest)
+        else:
+            rec.request.headers.append(_header(rest))
+    elif line.startswith("< "):
+        rest = line[2:]
+        if rec.response is None:
+            version, status, *reason = rest.split(" ", 2)
+            rec.response = RecordedResponse(version, int(status), reason[0] if reason else "")
+        else:
+            rec.response.headers.append(_header(rest))
+    elif line.startswith("start "):
+        rec.start = line[6:].strip()
+    elif line.startswith("end "):
+        _, time, *rest = line.split(" ", 3)
+        outcome = rest[0] if rest else ""
+        if outcome not in OUTCOMES:
+            raise ValueError(f"unknown outcome {outcome!r}")
+        rec.end = Ending(float(time), outcome, rest[1] if len(rest) > 1 else "")
+    elif line[:1].isdigit():
+        time, rest = line.split(" ", 1)
+        rec.chunks.append(Chunk(float(time), _quoted(rest)))
+    else:
+        raise ValueError(f"unrecognised line {line[:40]!r}")
+
+
+def _quoted(text: str) -> bytes:
+    if len(text) < 2 or text[0] != '"' or text[-1] != '"':
+        raise ValueError("expected bytes in double quotes")
+    return unescape(text[1:-1])
+
+
+def _header(text: str) -> tuple[str, str]:
+    name, sep, value = text.partition(":")
+    if not sep:
+        raise ValueError(f"expected 'name: value', got {text[:40]!r}")
+    return name.strip(), value.strip()
