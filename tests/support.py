@@ -25,9 +25,9 @@ ALL_CUTS_UP_TO = 8192
 def stream_files() -> list[Path]:
     """Every recorded stream: the shared fixtures and the samples we ship."""
     files = sorted(p for p in FIXTURES.rglob("*") if p.suffix in (".sse", ".json", ".jsonl", ".ndjson")
-                   and p.name != "expected.json")
+                   and not p.name.startswith("expected"))
     files += sorted(p for p in SAMPLES.glob("*") if p.suffix in (".sse", ".json", ".ndjson")
-                    and p.name != "expected.json")
+                    and not p.name.startswith("expected"))
     return files
 
 
@@ -62,3 +62,24 @@ def cut_positions(data: bytes, sample: int = 300, seed: int = 0) -> list[int]:
     rng = random.Random(seed)
     cuts.update(rng.randrange(n + 1) for _ in range(sample))
     return sorted(cuts)
+
+
+def read_records(chunks, provider: str = "auto") -> list:
+    """Channel records for a stream given as byte chunks, through ``pipeline.RecordReader``."""
+    from sse_tool.pipeline import RecordReader
+
+    reader = RecordReader(provider)
+    records = []
+    for chunk in chunks:
+        records += reader.feed(chunk)
+    return records + reader.close()
+
+
+def outcome(records: list) -> tuple:
+    """(answer text, reasoning text, status, stop reason), as ``expected.json`` states them."""
+    from sse_tool.model import Channel, Delta
+
+    text = {channel: "".join(r.text for r in records if isinstance(r, Delta) and r.channel is channel)
+            for channel in Channel}
+    end = records[-1]
+    return text[Channel.ANSWER], text[Channel.REASONING], end.status.value, end.stop_reason
