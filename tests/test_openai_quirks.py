@@ -54,8 +54,8 @@ def test_mistral_typed_parts_split_thinking_from_text_in_the_sample():
 
 
 def test_mistral_thinking_given_as_a_plain_string_is_reasoning_too():
-    out = records(sse(chunk({"content": [{"type": "thinking", "thinking": "Hmm, "}, {"type": "text", "text": "Sí."}]}),
-                      chunk({}, "stop"), "[DONE]"))
+    parts = [{"type": "thinking", "thinking": "Hmm, "}, {"type": "text", "text": "Sí."}]
+    out = records(sse(chunk({"content": parts}), chunk({}, "stop"), "[DONE]"))
     assert (text(out, Channel.REASONING), text(out, Channel.ANSWER)) == ("Hmm, ", "Sí.")
 
 
@@ -71,7 +71,8 @@ def test_tool_call_pieces_without_index_form_two_calls_in_the_sample():
 def test_a_piece_repeating_its_calls_id_continues_that_call():
     piece = {"id": "call_7", "type": "function", "function": {"name": "get_weather", "arguments": ""}}
     more = {"id": "call_7", "type": "function", "function": {"name": "get_weather", "arguments": '{"a": 1}'}}
-    out = records(sse(chunk({"tool_calls": [piece]}), chunk({"tool_calls": [more]}), chunk({}, "tool_calls"), "[DONE]"))
+    out = records(sse(chunk({"tool_calls": [piece]}), chunk({"tool_calls": [more]}),
+                      chunk({}, "tool_calls"), "[DONE]"))
     assert calls(out) == {0: ("call_7", "get_weather", '{"a": 1}')}
     assert sum(1 for r in out if isinstance(r, ToolCall) and r.id) == 1  # one call starts, not two
 
@@ -96,7 +97,8 @@ def test_an_error_frame_in_place_of_the_rest_is_an_error_not_a_truncation():
     assert end.status is Status.ERROR and end.detail is None
     assert end.error == {"type": "upstream_error", "code": 502,
                          "message": "upstream connection lost while streaming; 0.0071 credits were charged"}
-    assert text(out, Channel.ANSWER) == "¡Claro! En español se dice **lanzamiento**. Por ejemplo: «El lanzamiento del cohete fue todo un éxito» 🚀"
+    assert text(out, Channel.ANSWER) == (
+        "¡Claro! En español se dice **lanzamiento**. Por ejemplo: «El lanzamiento del cohete fue todo un éxito» 🚀")
 
 
 def test_an_error_frame_with_only_a_message_is_an_error():

@@ -35,9 +35,25 @@ def content(index: int, **piece) -> dict:
     return {"type": "content-delta", "index": index, "delta": {"message": {"content": piece}}}
 
 
+def block(index: int, kind: str) -> dict:
+    return {"type": "content-start", "index": index, "delta": {"message": {"content": {"type": kind, kind: ""}}}}
+
+
+def tool_start(index: int, call_id: str, name: str, arguments: str = "") -> dict:
+    call = {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+    return {"type": "tool-call-start", "index": index, "delta": {"message": {"tool_calls": call}}}
+
+
+def tool_delta(index: int, arguments: str) -> dict:
+    call = {"function": {"arguments": arguments}}
+    return {"type": "tool-call-delta", "index": index, "delta": {"message": {"tool_calls": call}}}
+
+
+USAGE = {"billed_units": {"input_tokens": 3, "output_tokens": 9}, "tokens": {"input_tokens": 70, "output_tokens": 9}}
+
+
 def end(reason: str = "COMPLETE", **extra) -> dict:
-    usage = {"billed_units": {"input_tokens": 3, "output_tokens": 9}, "tokens": {"input_tokens": 70, "output_tokens": 9}}
-    return {"type": "message-end", "delta": {"finish_reason": reason, "usage": usage, **extra}}
+    return {"type": "message-end", "delta": {"finish_reason": reason, "usage": USAGE, **extra}}
 
 
 def text(out: list, channel: Channel) -> str:
@@ -45,11 +61,9 @@ def text(out: list, channel: Channel) -> str:
 
 
 def test_thinking_and_text_content_go_to_their_channels():
-    out = records(sse(start(),
-                      {"type": "content-start", "index": 0, "delta": {"message": {"content": {"type": "thinking", "thinking": ""}}}},
+    out = records(sse(start(), block(0, "thinking"),
                       content(0, thinking="Veamos: "), content(0, thinking="«launch»."),
-                      {"type": "content-end", "index": 0},
-                      {"type": "content-start", "index": 1, "delta": {"message": {"content": {"type": "text", "text": ""}}}},
+                      {"type": "content-end", "index": 0}, block(1, "text"),
                       content(1, text="Lanzamiento "), content(1, text="🚀"),
                       {"type": "content-end", "index": 1}, end()))
     assert text(out, Channel.REASONING) == "Veamos: «launch»."
@@ -60,23 +74,22 @@ def test_thinking_and_text_content_go_to_their_channels():
 def test_tool_plan_is_reasoning_and_tool_calls_are_joined_by_index():
     out = records(sse(start(),
                       {"type": "tool-plan-delta", "delta": {"message": {"tool_plan": "Buscaré el tiempo."}}},
-                      {"type": "tool-call-start", "index": 0, "delta": {"message": {"tool_calls": {
-                          "id": "get_weather_1", "type": "function", "function": {"name": "get_weather", "arguments": ""}}}}},
-                      {"type": "tool-call-delta", "index": 0, "delta": {"message": {"tool_calls": {"function": {"arguments": '{"ciudad"'}}}}},
-                      {"type": "tool-call-delta", "index": 0, "delta": {"message": {"tool_calls": {"function": {"arguments": ': "Sevilla"}'}}}}},
+                      tool_start(0, "get_weather_1", "get_weather"),
+                      tool_delta(0, '{"ciudad"'), tool_delta(0, ': "Sevilla"}'),
                       {"type": "tool-call-end", "index": 0},
-                      {"type": "tool-call-start", "index": 1, "delta": {"message": {"tool_calls": {
-                          "id": "get_time_2", "type": "function", "function": {"name": "get_time", "arguments": "{}"}}}}},
+                      tool_start(1, "get_time_2", "get_time", "{}"),
                       {"type": "tool-call-end", "index": 1}, end("TOOL_CALL")))
     assert text(out, Channel.REASONING) == "Buscaré el tiempo." and text(out, Channel.ANSWER) == ""
     calls = [r for r in out if isinstance(r, ToolCall)]
-    assert [(c.index, c.id, c.name) for c in calls if c.id] == [(0, "get_weather_1", "get_weather"), (1, "get_time_2", "get_time")]
+    assert [(c.index, c.id, c.name) for c in calls if c.id] == [
+        (0, "get_weather_1", "get_weather"), (1, "get_time_2", "get_time")]
     assert "".join(c.arguments for c in calls if c.index == 0) == '{"ciudad": "Sevilla"}'
     assert out[-1].stop_reason == "TOOL_CALL"
 
 
 def test_citations_are_metadata_not_text():
-    citation = {"start": 0, "end": 4, "text": "Hola", "type": "TEXT_CONTENT", "sources": [{"type": "document", "id": "doc:0"}]}
+    citation = {"start": 0, "end": 4, "text": "Hola", "type": "TEXT_CONTENT",
+                "sources": [{"type": "document", "id": "doc:0"}]}
     out = records(sse(start(), content(0, text="Hola"),
                       {"type": "citation-start", "index": 0, "delta": {"message": {"citations": citation}}},
                       {"type": "citation-end", "index": 0}, end()))
@@ -86,8 +99,7 @@ def test_citations_are_metadata_not_text():
 
 def test_message_end_carries_usage():
     out = records(sse(start(), content(0, text="a"), end()))
-    assert out[-1].usage == {"billed_units": {"input_tokens": 3, "output_tokens": 9},
-                             "tokens": {"input_tokens": 70, "output_tokens": 9}}
+    assert out[-1].usage == USAGE
     assert sum(isinstance(r, Usage) for r in out) == 1
 
 
@@ -133,7 +145,8 @@ def test_auto_detection_recognises_cohere(name):
 
 
 def test_odd_shapes_are_skipped_not_fatal():
-    out = records(sse(start(), {"type": "content-delta", "delta": None}, {"type": "tool-call-delta", "delta": {"message": {"tool_calls": []}}},
+    out = records(sse(start(), {"type": "content-delta", "delta": None},
+                      {"type": "tool-call-delta", "delta": {"message": {"tool_calls": []}}},
                       {"type": "tool-call-start", "delta": {"message": {"tool_calls": {"function": "x"}}}},
                       {"type": "debug"}, end()))
     assert out[-1].status is Status.COMPLETE

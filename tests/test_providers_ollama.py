@@ -83,10 +83,11 @@ def test_tool_calls_come_whole_with_arguments_as_json():
 
 
 def test_an_error_line_is_a_provider_error_even_mid_stream():
-    out = records(lines(chat("Hola"), {"error": "an error was encountered while running the model: unexpected EOF"}))
+    message = "an error was encountered while running the model: unexpected EOF"
+    out = records(lines(chat("Hola"), {"error": message}))
     end = out[-1]
     assert end.status is Status.ERROR
-    assert end.error == {"type": "error", "message": "an error was encountered while running the model: unexpected EOF"}
+    assert end.error == {"type": "error", "message": message}
     assert text(out, Channel.ANSWER) == "Hola"
 
 

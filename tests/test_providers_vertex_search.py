@@ -44,9 +44,9 @@ def test_answer_pieces_concatenate_even_when_a_piece_ends_mid_word():
 
 
 def test_cumulative_pieces_emit_only_the_new_suffix():
-    out = records(array(answer(answerText="Ein Raketenstart "),
-                        answer(answerText="Ein Raketenstart heißt auf Spanisch "),
-                        answer("SUCCEEDED", answerText="Ein Raketenstart heißt auf Spanisch lanzamiento.")))
+    first, second = "Ein Raketenstart ", "Ein Raketenstart heißt auf Spanisch "
+    out = records(array(answer(answerText=first), answer(answerText=second),
+                        answer("SUCCEEDED", answerText=second + "lanzamiento.")))
     assert [r.text for r in out if isinstance(r, Delta)] == [
         "Ein Raketenstart ", "heißt auf Spanisch ", "lanzamiento."]
 
@@ -66,7 +66,8 @@ def test_short_pieces_that_repeat_are_kept_as_they_are():
 def test_steps_references_citations_and_related_questions_are_metadata_in_any_order():
     steps = [{"state": "SUCCEEDED", "description": "Rephrase the query and search.",
               "actions": [{"searchAction": {"query": "lanzamiento"}}]}]
-    refs = [{"chunkInfo": {"content": "Lanzamiento: acción de lanzar.", "documentMetadata": {"title": "Glosario"}}}]
+    refs = [{"chunkInfo": {"content": "Lanzamiento: acción de lanzar.",
+                           "documentMetadata": {"title": "Glosario"}}}]
     cites = [{"startIndex": "0", "endIndex": "5", "sources": [{"referenceId": "0"}]}]
     out = records(array(
         answer(references=refs),
