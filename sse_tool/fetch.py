@@ -230,7 +230,7 @@ def _attempt(client, request, headers, attempt, run, follow_redirects):
         )
     except (httpx.InvalidURL, httpx.UnsupportedProtocol, ValueError, TypeError) as exc:
         raise UsageError(f"bad request: {exc}") from None
-    yield Sending(req.method, str(req.url), tuple(req.headers.multi_items()), request.body, attempt)
+    yield Sending(req.method, str(req.url), _raw(req.headers), request.body, attempt)
     began = run.clock()
     try:
         response = client.send(req, stream=True, follow_redirects=follow_redirects)
@@ -377,11 +377,16 @@ def _head(response: httpx.Response, run: _Run, final: bool = True) -> Head:
         http_version=response.http_version,
         status=response.status_code,
         reason=response.reason_phrase,
-        headers=tuple(response.headers.multi_items()),
+        headers=_raw(response.headers),
         url=str(response.url),
         time=run.elapsed(),
         final=final,
     )
+
+
+def _raw(headers: httpx.Headers) -> tuple[tuple[str, str], ...]:
+    # As sent and received: httpx's other views lower-case the names.
+    return tuple((k.decode("latin-1"), v.decode("latin-1")) for k, v in headers.raw)
 
 
 def _status_error(response: httpx.Response, head: Head, body: bytes) -> HttpError:

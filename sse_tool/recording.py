@@ -7,11 +7,11 @@ A recording is UTF-8 text, one item per ``\\n``-terminated line, read top to bot
     > POST https://api.anthropic.com/v1/messages
     > content-type: application/json
     > x-api-key: <redacted>
-    > "{\\"model\\":\\"claude-x\\",\\"stream\\":true}"
+    > "{"model":"claude-x","stream":true}"
     < HTTP/1.1 200 OK
     < content-type: text/event-stream
-    0.412031 "event: message_start\\ndata: {\\"type\\":\\"message_start\\"}\\n\\n"
-    0.413377 "event: ping\\ndata: {\\"type\\": \\"ping\\"}\\n\\n"
+    0.412031 "event: message_start\\ndata: {"type":"message_start"}\\n\\n"
+    0.413377 "event: ping\\ndata: {"type": "ping"}\\n\\n"
     # retry 1/3: connection closed before the body was complete; waiting 0.6s
     1.502000 ": sse-tool reset\\n\\n"
     end 2.250310 complete

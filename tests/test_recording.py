@@ -1,0 +1,104 @@
+import io
+
+import pytest
+from hypothesis import given, strategies as st
+
+from sse_tool.errors import BadInput
+from sse_tool.recording import (Chunk, RecordingWriter, escape, load_recording, parse_recording,
+                                unescape)
+from sse_tool.redact import Redactor
+
+
+@given(st.binary())
+def test_any_bytes_round_trip_through_escaping(data):
+    text = escape(data)
+    assert "\n" not in text and "\r" not in text
+    assert unescape(text) == data
+
+
+@given(st.text())
+def test_any_text_round_trips_through_escaping(text):
+    data = text.encode("utf-8", "surrogatepass")
+    assert unescape(escape(data)) == data
+
+
+def test_escaping_keeps_text_readable_and_shows_invisible_bytes():
+    assert escape('data: {"t":"ganar 💪"}\r\n\n'.encode()) == 'data: {"t":"ganar 💪"}\\r\\n\\n'
+    assert escape(b"a\\b\tc\x00\x7f") == "a\\\\b\\tc\\x00\\x7f"
+    assert escape("\ufeffx\u2028".encode()) == "\\xef\\xbb\\xbfx\\xe2\\x80\\xa8"
+    # a character split between two chunks stays exact on both sides
+    assert escape("💪".encode()[:2]) == "\\xf0\\x9f"
+    assert escape(b"  trailing space  ") == "  trailing space  "
+
+
+def _record(chunks, **kw):
+    buf = io.StringIO()
+    w = RecordingWriter(buf, Redactor())
+    w.start("2026-01-01T00:00:00.000000Z")
+    w.request("POST", "http://h/v1/messages", [("Content-Type", "application/json")], b'{"a": 1}')
+    w.response("HTTP/1.1", 200, "OK", [("content-type", "text/event-stream")])
+    for t, data in chunks:
+        w.chunk(t, data)
+    w.note("retry 1/2: something")
+    w.end(1.5, "truncated", "body cut short")
+    return buf.getvalue()
+
+
+@given(st.lists(st.binary(min_size=1), max_size=20))
+def test_a_recording_round_trips_bytes_and_chunk_boundaries(datas):
+    chunks = [(i * 0.001, d) for i, d in enumerate(datas)]
+    rec = parse_recording(_record(chunks).split("\n"))
+    assert [c.data for c in rec.chunks] == datas
+    assert rec.body == b"".join(datas)
+
+
+def test_a_recording_reads_back_every_field():
+    text = _record([(0.25, b"data: a\n\n"), (0.5, b"data: b\n\n")])
+    rec = load_recording(io.BytesIO(text.encode()))
+    assert rec.start == "2026-01-01T00:00:00.000000Z"
+    assert (rec.request.method, rec.request.url, rec.request.body) == ("POST", "http://h/v1/messages", b'{"a": 1}')
+    assert rec.request.headers == [("Content-Type", "application/json")]
+    assert (rec.response.http_version, rec.response.status, rec.response.reason) == ("HTTP/1.1", 200, "OK")
+    assert rec.response.headers == [("content-type", "text/event-stream")]
+    assert rec.chunks == [Chunk(0.25, b"data: a\n\n"), Chunk(0.5, b"data: b\n\n")]
+    assert rec.notes == ["retry 1/2: something"]
+    assert (rec.end.time, rec.end.outcome, rec.end.detail) == (1.5, "truncated", "body cut short")
+
+
+def test_the_documented_example_parses(tmp_path):
+    import sse_tool.recording as module
+
+    doc = module.__doc__
+    example = doc[doc.index("::") + 2:doc.index("Lines:")]
+    lines = [line[4:] for line in example.strip("\n").splitlines()]
+    path = tmp_path / "example.rec"
+    path.write_text("\n".join(lines))
+    rec = load_recording(path)
+    assert rec.response.status == 200 and len(rec.chunks) == 3 and rec.end.outcome == "complete"
+    assert rec.chunks[2].data == b": sse-tool reset\n\n"
+
+
+def test_the_writer_redacts_headers_and_urls():
+    buf = io.StringIO()
+    w = RecordingWriter(buf, Redactor())
+    w.request("GET", "http://h/x?key=AIza-secret-1", [("x-api-key", "sk-secret-123")])
+    w.response("HTTP/1.1", 401, "Unauthorized", [("set-cookie", "sid=abcdef")])
+    assert "secret" not in buf.getvalue() and "abcdef" not in buf.getvalue()
+
+
+def test_a_recording_survives_windows_line_ends_and_blank_lines():
+    text = _record([(0.1, b"x\r\n")]).replace("\n", "\r\n") + "\r\n\r\n"
+    rec = parse_recording(text.encode().split(b"\n"))
+    assert rec.chunks[0].data == b"x\r\n"
+
+
+@pytest.mark.parametrize("bad, where", [
+    ("not a recording\n", "line 1"),
+    ("sse-tool recording 1\n0.1 unquoted\n", "line 2"),
+    ("sse-tool recording 1\n> GET http://h/\nwhat is this\n", "line 3"),
+    ("sse-tool recording 1\n> GET http://h/\nend 1.0 exploded\n", "line 3"),
+    ("sse-tool recording 1\n0.1 \"x\"\n", "no request"),
+])
+def test_bad_recordings_are_bad_input_naming_the_line(bad, where):
+    with pytest.raises(BadInput, match=where):
+        parse_recording(bad.split("\n"))
