@@ -120,6 +120,8 @@ class Normalizer:
             status, detail = Status.TRUNCATED, frame_end.truncated
         else:
             status, detail = Status.TRUNCATED, "the stream ended without the provider's terminal event"
+            if not clean:
+                detail = f"{frame_end.truncated}, before the provider's terminal event"
         out.append(End(status, a.stop_reason, a.usage, a.error, detail))
         return out
 
