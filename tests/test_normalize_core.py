@@ -101,7 +101,7 @@ def test_unknown_provider_is_refused():
 @pytest.mark.parametrize("reason", ["length", "max_tokens", "MAX_TOKENS", "content_filter", "SAFETY",
                                     "refusal", "max_output_tokens"])
 def test_early_stop_reasons(reason):
-    assert stopped_early(reason) and reason in EARLY_STOP_REASONS
+    assert stopped_early(reason) and reason.lower() in EARLY_STOP_REASONS
 
 
 @pytest.mark.parametrize("reason", [None, "stop", "end_turn", "STOP", "completed", "tool_calls", "tool_use",
