@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -125,6 +126,25 @@ def test_a_record_crosses_frame_and_normalize_before_the_input_ends():
         for proc in (frame, normalize):
             proc.kill()
             proc.wait()
+
+
+def test_an_interrupt_ends_the_records_with_a_truncated_end_and_exits_130():
+    head, _ = _first_events(FIXTURES / "openai-chat/deepseek-reasoning-content.sse", 3)
+    proc = subprocess.Popen([*SSE_TOOL, "normalize"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=clean_env())
+    try:
+        proc.stdin.write(head)
+        proc.stdin.flush()
+        _read_line_or_fail(proc.stdout)  # it is reading now
+        proc.send_signal(signal.SIGINT)
+        rest = proc.stdout.read()
+        assert proc.wait(WAIT) == 130
+    finally:
+        proc.kill()
+        proc.wait()
+    assert json.loads(rest.splitlines()[-1]) == {
+        "type": "end", "status": "truncated", "stop_reason": None, "detail": "interrupted"}
+    assert proc.stderr.read() == b""
 
 
 def test_stdin_and_dash_are_the_same_input():

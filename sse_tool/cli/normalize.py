@@ -47,7 +47,8 @@ Exit status:
   5  bad input: not a known format, broken JSON in an event (the message has its byte offset)
   9  only with --strict: completed, but the model stopped early (length, max tokens,
      content filter, safety, refusal)
-  130 interrupted; 141 the reader closed the pipe (quietly)
+  130 interrupted (the records still end with a truncated end record)
+  141 the reader closed the pipe (quietly)
 """
 
 
@@ -147,6 +148,10 @@ def normalize(
                 writer.send(reader.close())
             except BadInput as exc:
                 raise BadInput(f"{name}: {exc}") from None
+            except KeyboardInterrupt:
+                if writer.end is None:  # partial output is marked as such
+                    writer.send([End(Status.TRUNCATED, detail="interrupted")])
+                raise
             if not told:
                 _tell(name, reader, final=True)
             end = writer.end
