@@ -27,16 +27,18 @@ CUT = (FIXTURES / "anthropic/thinking-signature.cut-mid-frame.sse").read_bytes()
 
 
 class Terminal:
-    def __init__(self, *args: str) -> None:
+    def __init__(self, *args: str, **extra_env: str) -> None:
         master, slave = os.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLS, 0, 0))
         env = clean_env(TERM="xterm-256color")
         for name in ("NO_COLOR", "FORCE_COLOR", "COLUMNS", "LINES"):
             env.pop(name, None)
+        env.update(extra_env)
         self.proc = subprocess.Popen([*SSE_TOOL, "render", *args], stdin=subprocess.PIPE,
                                      stdout=slave, stderr=slave, env=env)
         os.close(slave)
         self.master = master
+        self.raw = b""
         self.screen = pyte.Screen(COLS, ROWS)
         self.stream = pyte.ByteStream(self.screen)
 
@@ -55,6 +57,7 @@ class Terminal:
             chunk = os.read(self.master, 65536)
         except OSError:  # EIO: the child closed the terminal
             return False
+        self.raw += chunk
         self.stream.feed(chunk)
         return bool(chunk)
 
@@ -123,3 +126,29 @@ def test_ctrl_c_leaves_a_clean_screen_with_the_cursor_shown():
     assert code == 130
     assert "interrupted" in term.text() and "provisional" not in term.text()
     assert not term.screen.cursor.hidden
+
+
+#: an SGR sequence that sets a foreground colour (bold and dim are not colours)
+COLOUR = re.compile(rb"\x1b\[(?:\d+;)*(?:3[0-7]|38;[25];[\d;]+)m")
+
+
+def cut_off_screen(*args: str, **env: str) -> Terminal:
+    term = Terminal(*args, **env)
+    term.write(CUT)
+    assert term.finish() == 3
+    return term
+
+
+def test_colour_on_a_terminal_unless_no_color_or_color_never():
+    assert COLOUR.search(cut_off_screen().raw)
+    assert not COLOUR.search(cut_off_screen(NO_COLOR="1").raw)
+    assert not COLOUR.search(cut_off_screen("--color", "never").raw)
+    assert COLOUR.search(cut_off_screen("--color", "always", NO_COLOR="1").raw)
+
+
+def test_a_dumb_terminal_gets_the_plain_view_without_cursor_movement():
+    term = Terminal(TERM="dumb")
+    term.write(FULL)
+    assert term.finish() == 0
+    assert b"\x1b" not in term.raw
+    assert term.raw.replace(b"\r\n", b"\n").endswith(b'2. **Pel\xc3\xa9** - playful take on "pelican"\n')

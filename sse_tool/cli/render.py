@@ -157,7 +157,7 @@ def render(
             return ExitCode.TRUNCATED if end.status is Status.TRUNCATED else ExitCode.PROVIDER_ERROR
         draft = painter.draft
         if output:
-            persist.write_atomic(output, draft.answer.encode())
+            persist.write_atomic(output, draft.answer.encode(errors="replace"))
         if output_json:
             persist.write_atomic(output_json, orjson.dumps(draft.result(end), option=orjson.OPT_INDENT_2) + b"\n")
         if strict and stopped_early(end.stop_reason):

@@ -48,7 +48,7 @@ class PlainView:
         text = draft.answer
         upto = self.policy.upto(text)
         if upto > self.written:
-            self.out(text[self.written:upto].encode())
+            self.out(text[self.written:upto].encode(errors="replace"))
             self.written = upto
 
     def reset(self, draft: Draft, now: float) -> None:
@@ -71,7 +71,7 @@ class PlainView:
         else:
             upto = self.written
         if upto > self.written:
-            self.out(text[self.written:upto].encode())
+            self.out(text[self.written:upto].encode(errors="replace"))
             self.written = upto
         if complete and text and not text.endswith("\n"):
             self.out(b"\n")  # a text file ends with a newline

@@ -129,7 +129,9 @@ class TerminalView:
         if cursor:
             piece.append(CURSOR, style="dim")
         wrapped = piece.wrap(self.console, width, overflow="fold")
-        return Text("\n").join(wrapped[-lines:])
+        tail = Text("\n").join(wrapped[-lines:])
+        tail.no_wrap = True  # already wrapped: rendering need not divide the lines again
+        return tail
 
     def _commit_reasoning(self, draft: Draft, now: float) -> None:
         text = draft.reasoning
