@@ -19,13 +19,33 @@ from __future__ import annotations
 
 import json
 import socket
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import closing
 from dataclasses import dataclass
 
-import httpx
+
+def _import_httpx():
+    # httpx's __init__ imports its own command line (httpx._main), which loads rich and
+    # pygments when they are installed: most of httpx's import time, and fetch must not
+    # load rich. Hidden during the import, they make httpx fall back to its stub ``main``.
+    if "httpx" in sys.modules:
+        return sys.modules["httpx"]
+    hidden = [name for name in ("rich", "pygments") if name not in sys.modules]
+    for name in hidden:
+        sys.modules[name] = None  # type: ignore[assignment]  # "import name" now fails
+    try:
+        import httpx
+    finally:
+        for name in hidden:
+            if sys.modules.get(name, False) is None:
+                del sys.modules[name]
+    return httpx
+
+
+httpx = _import_httpx()
 
 from .errors import ExitCode, SseToolError
 from .redact import SECRET_HEADERS
