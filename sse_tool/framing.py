@@ -48,21 +48,18 @@ class AutoFramer:
     def feed(self, chunk: bytes) -> list[SseEvent | SseComment]:
         if self._framer is None:
             self._head.append(chunk)
-            head = b"".join(self._head)
-            kind = sniff(head)
-            if kind is None:
-                self._head = [head]
+            if sniff(chunk) is None:  # only blanks so far: the decision is still ahead
                 return []
-            self._choose(kind)
+            head = b"".join(self._head)
             self._head.clear()
+            self._choose(sniff(head))
             chunk = head
         return self._framer.feed(chunk)
 
     def close(self) -> FrameEnd:
-        if self._framer is None:
-            head = b"".join(self._head)
-            self._choose(sniff(head, final=True))
-            self._framer.feed(head)
+        if self._framer is None:  # blanks only (or nothing): SSE, which finds no event in them
+            self._choose("sse")
+            self._framer.feed(b"".join(self._head))
         return self._framer.close()
 
     def _choose(self, kind: str) -> None:

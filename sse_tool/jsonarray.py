@@ -7,9 +7,11 @@ are produced. This framer gives each element to the next stage as an ``SseEvent`
 like an SSE data frame. An array not closed by ``]`` at end of input is truncation.
 
 It scans bytes with a small state machine that only tracks string and nesting state (the
-element's JSON is parsed later, by whoever reads it), jumping between significant bytes
-with a regex, so cost is linear and independent of chunking. Like ``SseParser`` it keeps an
-unfinished element as a list of pieces and enforces the same size limit.
+element's JSON is parsed later, by whoever reads it), jumping between brackets and over
+whole strings with a regex, so cost is linear and independent of chunking. Like
+``SseParser`` it keeps an unfinished element as a list of pieces, enforces the same size
+limit, and raises a typed error (``BadInput``) only after handing out the elements
+completed before the fault.
 """
 
 from __future__ import annotations
@@ -22,7 +24,9 @@ from .sse import DEFAULT_MAX_EVENT_SIZE, FrameEnd, SseEvent
 
 _NOT_WS = re.compile(rb"[^ \t\r\n]")
 _IN_STRING = re.compile(rb'["\\]')
-_STRUCTURAL = re.compile(rb'[][{}",]')
+# A whole string in one match, or else a bracket, or a quote opening a string that this
+# chunk does not close.
+_TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[][{}"]', re.DOTALL)
 _SCALAR_END = re.compile(rb"[],\s]")
 
 # States of the array outside any element.
@@ -44,19 +48,32 @@ class JsonArrayParser:
         self._in_string = False
         self._escape = False
         self._scalar = False  # a bare number/literal element: ends at , ] or whitespace
+        self._piece_from = 0  # where the element's bytes start in the current chunk
         self._head = b""  # a possible BOM at the very start
+        self._error: BadInput | None = None
 
     def feed(self, chunk: bytes) -> list[SseEvent]:
+        if self._error is not None:
+            raise self._error
+        out: list[SseEvent] = []
+        try:
+            self._feed(chunk, out)
+        except BadInput as exc:  # elements before the fault are good data: hand them out
+            self._error = exc
+            if not out:
+                raise
+        return out
+
+    def _feed(self, chunk: bytes, out: list) -> None:
         if self._state == _START and self._pos == 0:
             chunk = self._head + chunk
             if len(chunk) < len(BOM) and BOM.startswith(chunk):
                 self._head = chunk
-                return []
+                return
             self._head = b""
             if chunk.startswith(BOM):
                 chunk = chunk[len(BOM):]
                 self._pos = len(BOM)
-        out: list[SseEvent] = []
         i, n = 0, len(chunk)
         while i < n:
             if self._in_element:
@@ -98,9 +115,10 @@ class JsonArrayParser:
                 self._pieces.append(chunk[self._piece_from :])
             self._piece_from = 0
         self._pos += n
-        return out
 
     def close(self) -> FrameEnd:
+        if self._error is not None:
+            raise self._error
         end = self._pos + len(self._head)
         if self._state == _DONE:
             return FrameEnd(None, end)
@@ -143,16 +161,19 @@ class JsonArrayParser:
                     return n
                 return self._end_element(chunk, m.start(), out)
             else:
-                m = _STRUCTURAL.search(chunk, i)
+                m = _TOKEN.search(chunk, i)
                 if m is None:
                     return n
                 i = m.end()
-                c = m.group()
-                if c == b'"':
-                    self._in_string = True
-                elif c in b"[{":
+                c = chunk[m.start()]
+                if c == 0x22:  # '"'
+                    if i - m.start() == 1:  # the string goes on past this chunk
+                        self._in_string = True
+                    elif self._depth == 0:  # a bare string element is complete
+                        return self._end_element(chunk, i, out)
+                elif c == 0x5B or c == 0x7B:  # [ {
                     self._depth += 1
-                elif c in b"]}":
+                else:
                     self._depth -= 1
                     if self._depth == 0:
                         return self._end_element(chunk, i, out)

@@ -23,8 +23,11 @@ class NdjsonParser:
         self._partial: list[bytes] = []
         self._partial_len = 0
         self._head: bytes | None = b""  # a possible BOM at the very start
+        self._error: EventTooLarge | None = None
 
     def feed(self, chunk: bytes) -> list[SseEvent]:
+        if self._error is not None:
+            raise self._error
         if self._head is not None:
             chunk = self._head + chunk
             if len(chunk) < len(BOM) and BOM.startswith(chunk):
@@ -45,22 +48,33 @@ class NdjsonParser:
                 self._partial_len = 0
             pos = self._pos
             for line in lines:
-                end = pos + len(line) + 1
+                # measured like a partial line (CR included), so the limit trips the same
+                # whatever the chunking
+                if len(line) > self.max_event_size:
+                    return self._fail(EventTooLarge(self.max_event_size, pos), out)
                 text = line[:-1] if line[-1:] == b"\r" else line
                 if text.strip():
-                    if len(text) > self.max_event_size:
-                        raise EventTooLarge(self.max_event_size, pos)
-                    out.append(SseEvent("message", decode_field(text), None, None, pos, end))
-                pos = end
+                    out.append(SseEvent("message", decode_field(text), None, None, pos, pos + len(text)))
+                pos += len(line) + 1
             self._pos = pos
         if rest:
             self._partial.append(rest)
             self._partial_len += len(rest)
             if self._partial_len > self.max_event_size:
-                raise EventTooLarge(self.max_event_size, self._pos)
+                return self._fail(EventTooLarge(self.max_event_size, self._pos), out)
         return out
 
+    def _fail(self, exc: EventTooLarge, out: list) -> list:
+        # Lines before the oversized one are good data: hand them out first, fail next call.
+        self._error = exc
+        self._partial.clear()
+        if out:
+            return out
+        raise exc
+
     def close(self) -> FrameEnd:
+        if self._error is not None:
+            raise self._error
         end = self._pos + self._partial_len + len(self._head or b"")
         if any(piece.strip() for piece in self._partial) or self._head:
             return FrameEnd("input ended in the middle of a line (no final newline)", end)
