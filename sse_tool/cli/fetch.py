@@ -18,7 +18,7 @@ from typing import List, Optional
 import typer
 
 from ..errors import ExitCode, SseToolError
-from ..presets import PROVIDERS, Generation, PresetError, build, parse_param
+from ..presets import PROVIDERS, Generation, build, parse_param
 from ..recording import RecordingWriter
 from ..redact import Redactor, is_secret_header
 from . import _edge
@@ -90,6 +90,8 @@ def fetch(
                                            help="Limit for everything, retries included."),
     retry: int = typer.Option(0, "--retry", min=0, metavar="N",
                               help="Retry up to N times on connect errors, timeouts, 408/429/5xx before the first body byte."),
+    retry_delay: str = typer.Option("500ms", "--retry-delay", metavar="DURATION",
+                                    help="First backoff step; it doubles each retry (max 30s), with jitter."),
     retry_partial: bool = typer.Option(False, "--retry-partial",
                                        help="Also retry after body bytes went out; writes ': sse-tool reset' first."),
     record: Optional[str] = typer.Option(None, "--record", metavar="FILE", help="Save the exchange (see sse_tool/recording.py)."),
@@ -121,6 +123,7 @@ def fetch(
             ), base_url, redactor)
             return _run(request, timeouts, redactor, say, http2=http2, location=location,
                         max_redirs=max_redirs, retry=retry, retry_partial=retry_partial,
+                        retry_delay=parse_duration(retry_delay),
                         record=record, verbose=verbose)
         except SseToolError as exc:
             say(str(exc))
@@ -171,10 +174,7 @@ def _request(url, method, headers, data, json_data, provider, gen, base_url, red
     elif not gen.prompt:
         raise FetchUsage(f"--provider {provider.value} needs --prompt (- reads it from stdin)")
     have_credential = any(is_secret_header(n) and v.strip() for n, v in pairs)
-    try:
-        preset = build(provider.value, gen, os.environ, base_url=base_url, have_credential=have_credential)
-    except PresetError:
-        raise
+    preset = build(provider.value, gen, os.environ, base_url=base_url, have_credential=have_credential)
     redactor.learn_headers(preset.headers)
     redactor.learn_url(preset.url)
     return Request((method or preset.method).upper(), preset.url,
@@ -215,14 +215,14 @@ def _read_data(value: Optional[str]) -> Optional[bytes]:
 
 
 def _run(request, timeouts, redactor, say, *, http2, location, max_redirs, retry, retry_partial,
-         record, verbose) -> int:
+         retry_delay, record, verbose) -> int:
     from ..fetch import FetchError, Head, Retrying, Sending, stream
     from ..retry import RetryPolicy
 
     out = Output()
     recorder = _Recorder(record, redactor)
     start = time.monotonic()
-    items = stream(request, timeouts=timeouts, policy=RetryPolicy(retry, partial=retry_partial),
+    items = stream(request, timeouts=timeouts, policy=RetryPolicy(retry, partial=retry_partial, base=retry_delay),
                    http2=http2, follow_redirects=location, max_redirects=max_redirs)
     try:
         with closing(items):
