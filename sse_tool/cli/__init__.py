@@ -16,6 +16,8 @@ from . import frame
 from . import render
 from . import normalize
 from . import fetch
+from . import replay
+from . import serve
 
 app = typer.Typer(
     name="sse-tool",
@@ -50,6 +52,8 @@ app.command("frame", epilog=frame.EPILOG)(frame.frame)
 app.command("render", epilog=render.EPILOG)(render.render)
 app.command("normalize", epilog=normalize.EPILOG)(normalize.normalize)
 app.command("fetch", epilog=fetch.EPILOG)(fetch.fetch)
+app.command("replay", epilog=replay.EPILOG)(replay.replay)
+app.command("serve", epilog=serve.EPILOG)(serve.serve)
 
 
 def main() -> None:

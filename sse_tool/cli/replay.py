@@ -1,0 +1,81 @@
+"""``sse-tool replay``: a recording (or a stream file) to stdout with its timing, chunk by chunk.
+
+The edge around ``sse_tool.replay``: reads the file, sleeps until each write is due
+(deadlines from the start, so slow writes do not add up), flushes every chunk, and exits
+as the recorded exchange ended.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Optional
+
+import typer
+
+from ..errors import ExitCode, SseToolError
+from ..recording import parse_recording
+from ..replay import DEFAULT_RATE, Replay, is_recording, parse_rate, rate_steps, replay_recording
+from ._edge import Output, inputs, run_stage, warn
+
+EPILOG = """\b
+Examples:
+  sse-tool replay why.rec | sse-tool render          # as it looked live
+  sse-tool replay --speed 0 why.rec | sse-tool normalize
+  sse-tool replay --rate 50ev tests/fixtures/anthropic/text-short.sse | sse-tool render
+  sse-tool replay --rate 1kB stream.sse | sse-tool frame
+
+\b
+A recording (fetch --record) is written as it arrived: the same chunks, after the same
+gaps (divided by --speed; 0 for none), ending as the exchange ended. Any other file is a
+stream file (SSE, JSON array, NDJSON), written at --rate: RATE is events a second (20ev,
+the default) or bytes a second (512B, 4kB = 4000, 4KiB = 4096, 1MB); "/s" may follow.
+
+\b
+Exit status (a recording's, as fetch gave it):
+  0  complete (and any stream file)
+  3  truncated: the body was cut, or the recorder stopped early (interrupted, closed pipe)
+  6  HTTP error status: nothing on stdout, the message on stderr
+  7  network failure;  8  timeout
+  2  usage error;  5  not a readable recording;  130 interrupted;  141 the reader closed the pipe
+"""
+
+
+class ReplayUsage(SseToolError):
+    exit_code = ExitCode.USAGE
+
+
+def replay(
+    file: str = typer.Argument("-", help="A recording (fetch --record) or a stream file; - is stdin."),
+    speed: float = typer.Option(1.0, "--speed", min=0, help="Timing factor: 2 twice as fast, 0 no delays."),
+    rate: Optional[str] = typer.Option(None, "--rate", metavar="RATE",
+                                       help=f"Pace of a stream file: events (20ev) or bytes (4kB) a second [default: {DEFAULT_RATE}]."),
+) -> None:
+    """Write a recorded response body to stdout with its recorded timing, flushing each chunk,
+    so that `replay rec | render` looks like the live run."""
+
+    def body() -> int:
+        data = b"".join(chunk for _, chunks in inputs([file]) for chunk in chunks)
+        if is_recording(data):
+            if rate is not None:
+                raise ReplayUsage("--rate is for stream files: a recording has its own timing (use --speed)")
+            plan = replay_recording(parse_recording(data.split(b"\n")), speed)
+        else:
+            plan = Replay(rate_steps(data, parse_rate(rate or DEFAULT_RATE), speed), 0.0, ExitCode.OK, "")
+        out = Output()
+        due = time.monotonic()
+        for step in plan.steps:
+            due += step.delay
+            _sleep_until(due)
+            out.send(step.data)
+        _sleep_until(due + plan.tail)
+        if plan.message:
+            warn("replay", plan.message)
+        return plan.exit_code
+
+    run_stage("replay", body)
+
+
+def _sleep_until(deadline: float) -> None:
+    left = deadline - time.monotonic()
+    if left > 0:
+        time.sleep(left)

@@ -1,0 +1,198 @@
+"""``sse-tool serve``: recordings and stream files as live HTTP streams, faults on demand, or a relay.
+
+The edge around ``sse_tool.serve``: options to a fault plan, streams or a relay, the
+listening socket (loopback unless ``--allow-remote``), uvicorn, and the access log on
+stderr. uvicorn (and, for the relay, httpx) is imported only when the command runs.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import os
+import socket
+from enum import Enum
+from typing import List, Optional
+from urllib.parse import urlsplit
+
+import typer
+
+from ..errors import ExitCode, SseToolError
+from ..presets import PROVIDERS
+from ..redact import Redactor
+from ..replay import DEFAULT_RATE, parse_rate
+from ._edge import run_stage, warn
+
+RelayProvider = Enum("RelayProvider", {n: n for n in [*PROVIDERS, "none"]}, type=str)
+
+EPILOG = """\b
+Examples:
+  sse-tool serve why.rec tests/fixtures/        # GET / lists the paths
+  sse-tool fetch 'http://127.0.0.1:8000/why?cut_after_events=3' | sse-tool render
+  sse-tool fetch 'http://127.0.0.1:8000/why?status=429&retry_after=1' --retry 2
+  sse-tool serve --fault chunk=1 --fault chunk_delay=20ms --speed 0 stream.sse
+  OPENAI_API_KEY=sk-... sse-tool serve --upstream https://api.openai.com --token dev \\
+      --cors-origin http://localhost:5173
+
+\b
+Faults (query parameters per request, or --fault NAME=VALUE for every request):
+  cut_after_bytes=N, cut_after_events=N  then cut the connection (incomplete body)
+  stall=1            hang instead (alone: right after the headers), forever
+  chunk=N            writes of at most N bytes;  chunk_delay=D  more wait between writes
+  first_byte_delay=D wait before the first body byte (headers go at once)
+  keepalive=D        ': keep-alive' comment lines in every silence of D or more
+  status=N           an error answer (retry_after=S, message=M, body=TEXT,
+                     provider=openai|anthropic|gemini for the JSON shape)
+  times=N            faults for the first N requests to that URL only
+  speed=X, rate=R    as --speed and --rate
+
+\b
+Relay (--upstream URL): the request path is appended to URL; the key comes from the
+server's environment (OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY, by --provider or
+the upstream's host); credentials the client sends are dropped, never forwarded or echoed.
+
+\b
+Exit status: 2 usage error (a non-loopback --host without --allow-remote, a missing
+key, a port in use); 5 a recording that cannot be read; 130 stopped with Ctrl-C.
+"""
+
+
+class ServeUsage(SseToolError):
+    exit_code = ExitCode.USAGE
+
+
+def serve(
+    paths: Optional[List[str]] = typer.Argument(
+        None, help="Recordings (fetch --record) or stream files (.sse, .json, .ndjson), or directories of them."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on."),
+    port: int = typer.Option(8000, "--port", min=0, max=65535, help="Port (0: any free port)."),
+    allow_remote: bool = typer.Option(False, "--allow-remote",
+                                      help="Allow a --host other than loopback (reachable from the network)."),
+    speed: float = typer.Option(1.0, "--speed", min=0, help="Timing factor: 2 twice as fast, 0 no delays."),
+    rate: str = typer.Option(DEFAULT_RATE, "--rate", metavar="RATE",
+                             help="Pace of plain files: events (20ev) or bytes (4kB) a second."),
+    fault: Optional[List[str]] = typer.Option(None, "--fault", metavar="NAME=VALUE",
+                                              help="A fault for every request (see below). Repeatable."),
+    upstream: Optional[str] = typer.Option(None, "--upstream", metavar="URL",
+                                           help="Relay every request to this API base instead."),
+    provider: Optional[RelayProvider] = typer.Option(
+        None, "--provider", help="Whose key the relay injects (default: from the upstream host)."),
+    token: Optional[str] = typer.Option(None, "--token", envvar="SSE_TOOL_SERVE_TOKEN",
+                                        help="Require Authorization: Bearer TOKEN from clients."),
+    cors_origin: Optional[List[str]] = typer.Option(
+        None, "--cors-origin", metavar="ORIGIN", help="Allow browser pages from ORIGIN (* for any). Repeatable."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No access log."),
+) -> None:
+    """Serve recordings and stream files over HTTP with their recorded timing, faults on
+    demand, or relay requests to a provider with the server's API key.
+
+    Listens on 127.0.0.1 unless told otherwise. One access-log line per request on
+    stderr, secrets redacted.
+    """
+    redactor = Redactor(os.environ.get(v, "") for p in PROVIDERS.values() for v in p.key_variables)
+    if token:
+        redactor.learn(token)
+
+    def log(line: str) -> None:
+        warn("serve", redactor.text(line))
+
+    def body() -> int:
+        if not _is_loopback(host) and not allow_remote:
+            raise ServeUsage(f"refusing to listen on {host} without --allow-remote "
+                             "(anyone who can reach it could use it)")
+        try:
+            parse_rate(rate)
+        except SseToolError as exc:
+            raise ServeUsage(f"--rate: {exc}") from None
+        if upstream:
+            if paths or fault:
+                raise ServeUsage("--upstream relays every request: give no files and no --fault with it")
+            if allow_remote and not token:
+                raise ServeUsage("--allow-remote with --upstream needs --token: "
+                                 "otherwise anyone who can reach it spends your API key")
+            app, what = _relay(upstream, provider, redactor)
+        else:
+            if not paths:
+                raise ServeUsage("give recordings or stream files to serve, or --upstream URL")
+            app, what = _streams(paths, fault or [], speed, rate)
+        try:
+            import uvicorn
+        except ImportError:
+            raise ServeUsage("sse-tool serve needs uvicorn: pip install uvicorn") from None
+        from ..serve.app import QuietCuts
+        from ..serve.gate import Gate
+
+        gated = Gate(app, redactor=redactor, token=token, cors_origins=tuple(cors_origin or ()),
+                     log=None if quiet else log)
+        sock = _bind(host, port)
+        bound = sock.getsockname()
+        shown = f"[{bound[0]}]" if ":" in bound[0] else bound[0]
+        log(f"listening on http://{shown}:{bound[1]}/ ({what}); Ctrl-C stops")
+        config = uvicorn.Config(gated, log_level="warning", access_log=False, lifespan="off",
+                                http="h11", ws="none", loop="asyncio", server_header=False,
+                                timeout_graceful_shutdown=1)
+        logging.getLogger("uvicorn.error").addFilter(QuietCuts())
+        uvicorn.Server(config).run(sockets=[sock])
+        return ExitCode.OK
+
+    run_stage("serve", body)
+
+
+def _is_loopback(host: str) -> bool:
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host.strip("[]"), port, type=socket.SOCK_STREAM)[0]
+        sock = socket.socket(family, kind, proto)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+    except OSError as exc:
+        raise ServeUsage(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    return sock
+
+
+def _streams(paths, faults, speed, rate):
+    from ..serve.app import StreamApp
+    from ..serve.faults import FaultError, parse_fault_option, parse_faults
+    from ..serve.streams import load_streams
+
+    try:
+        base = parse_faults(parse_fault_option(f) for f in faults)
+    except FaultError as exc:
+        raise ServeUsage(f"--fault {exc}") from None
+    streams = load_streams(paths)
+    if not streams:
+        raise ServeUsage("no recordings or stream files found in " + ", ".join(paths))
+    return StreamApp(streams, base=base, speed=speed, rate=rate), f"{len(streams)} streams, GET / lists them"
+
+
+def _relay(upstream, provider, redactor):
+    from ..serve.faults import provider_for_host
+
+    parts = urlsplit(upstream)
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.query:
+        raise ServeUsage(f"--upstream: expected an http(s) base URL without a query, got {upstream!r}")
+    name = provider.value if provider else provider_for_host(parts.hostname)
+    if name is None:
+        raise ServeUsage(f"--upstream: cannot tell whose key {parts.hostname} takes: "
+                         "give --provider (openai, anthropic, gemini, or none for no key)")
+    key, variable = None, ""
+    if name != "none":
+        names = PROVIDERS[name].key_variables
+        variable = next((v for v in names if os.environ.get(v, "").strip()), "")
+        if not variable:
+            raise ServeUsage(f"--upstream: set {' or '.join(names)} in the server's environment")
+        key = os.environ[variable].strip()
+        redactor.learn(key)
+    from ..serve.relay import Relay
+
+    what = f"relaying to {upstream}" + (f" with the key from {variable}" if variable else " (no key)")
+    return Relay(upstream, provider=name if name != "none" else None, key=key), what
