@@ -125,8 +125,8 @@ class SseParser:
     def feed(self, chunk: bytes) -> list[SseEvent | SseComment]:
         if self._watch:
             chunk = self._chunk_start(chunk)
-            if not chunk:
-                return []
+        if not chunk:
+            return []
         if self.comments or b"\r" in chunk:
             return self._feed_lines(chunk)
         # The common case, LF line ends only. An event is never interpreted before its
@@ -287,7 +287,7 @@ class SseParser:
                             )))
                             pos += len(block) + 2
                             continue
-                self._pos = pos
+                self._pos = self._block_pos = pos
                 self._lines(block.split(b"\n") + [b""], repeat(1), out)  # "" is the blank line
                 pos = self._pos
                 last_id, retry = self._last_id, self._retry

@@ -43,7 +43,7 @@ def inputs(paths: list[str] | None) -> Iterator[tuple[str, Iterator[bytes]]]:
     """(name, chunks) for each input named, ``-`` or nothing meaning stdin."""
     for path in paths or ["-"]:
         if path == "-":
-            yield "<stdin>", read_fd(sys.stdin.fileno())
+            yield "<stdin>", _stdin_chunks()
             continue
         try:
             fd = os.open(path, os.O_RDONLY)
@@ -53,6 +53,14 @@ def inputs(paths: list[str] | None) -> Iterator[tuple[str, Iterator[bytes]]]:
             yield path, read_fd(fd)
         finally:
             os.close(fd)
+
+
+def _stdin_chunks() -> Iterator[bytes]:
+    try:
+        return read_fd(sys.stdin.fileno())
+    except (AttributeError, OSError, ValueError):
+        # An in-memory stdin (typer's CliRunner) has no descriptor: read what it holds.
+        return iter(lambda: sys.stdin.buffer.read1(READ_SIZE), b"")
 
 
 class Output:
