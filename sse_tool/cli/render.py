@@ -38,7 +38,7 @@ Color = Enum("Color", {n: n for n in ("auto", "always", "never")}, type=str)
 
 EPILOG = """\b
 Examples:
-  sse-tool fetch URL -d @req.json | sse-tool render
+  sse-tool fetch ... | sse-tool render
   sse-tool render --markdown --reasoning show < recording.sse
   curl -sN ... | sse-tool render --release sentence | tts
   sse-tool render --output answer.txt --output-json result.json < stream.sse
@@ -47,7 +47,8 @@ Examples:
 On a terminal: a spinner until content arrives, the reasoning collapsed to one
 line, the answer provisional until the terminal event. Into a pipe or file: plain
 answer text only, in batches of at most one per --interval; reasoning to stderr
-with --reasoning show (collapse: one summary line).
+with --reasoning show (collapse: one summary line). A reset record
+(a retry) discards the draft: the new attempt's text is the answer.
 
 \b
 Exit status:
