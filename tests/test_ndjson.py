@@ -1,0 +1,62 @@
+"""NdjsonParser: one event per non-empty line; a last line without newline is truncation."""
+
+from __future__ import annotations
+
+import pytest
+
+from sse_tool.errors import EventTooLarge
+from sse_tool.ndjson import NdjsonParser
+
+
+def parse(*chunks: bytes, **options):
+    parser = NdjsonParser(**options)
+    items = []
+    for chunk in chunks:
+        items += parser.feed(chunk)
+    return items, parser.close()
+
+
+def every_chunking(stream: bytes, **options):
+    whole = parse(stream, **options)
+    for i in range(len(stream) + 1):
+        assert parse(stream[:i], stream[i:], **options) == whole, f"cut at {i}"
+    return whole
+
+
+def test_each_line_is_an_event_with_crlf_and_blank_lines_tolerated():
+    stream = b'{"a": 1}\n\r\n{"b": "\xc3\xb1"}\r\n  \n{"c": 3}\n'
+    items, end = every_chunking(stream)
+    assert [e.data for e in items] == ['{"a": 1}', '{"b": "ñ"}', '{"c": 3}'] and end.is_complete
+    assert [stream[e.offset : e.end] for e in items] == [b'{"a": 1}', b'{"b": "\xc3\xb1"}', b'{"c": 3}']
+
+
+def test_a_last_line_without_newline_is_truncation():
+    items, end = every_chunking(b'{"a": 1}\n{"b": 2}')
+    assert len(items) == 1 and "no final newline" in end.truncated and end.offset == 17
+
+
+def test_trailing_blanks_without_newline_are_not_truncation():
+    assert parse(b'{"a": 1}\n  ')[1].is_complete
+
+
+def test_a_leading_bom_is_stripped():
+    items, _ = parse(b"\xef\xbb", b"\xbf{}\n")
+    assert items[0].data == "{}" and items[0].offset == 3
+
+
+@pytest.mark.parametrize("limit", [7, 8, 9, 10])
+def test_the_limit_trips_at_the_same_line_whatever_the_chunking(limit):
+    stream = b"{}\n12345678\r\n{}\n"
+
+    def outcome(*chunks):
+        parser, items = NdjsonParser(max_event_size=limit), []
+        try:
+            for chunk in chunks:
+                items += parser.feed(chunk)
+            return items, parser.close()
+        except EventTooLarge as exc:
+            return items, exc.offset
+
+    whole = outcome(stream)
+    for i in range(len(stream) + 1):
+        assert outcome(stream[:i], stream[i:]) == whole, f"cut at {i}"
