@@ -148,7 +148,7 @@ def rate_steps(data: bytes, rate: Rate, speed: float = 1.0) -> list[Step]:
 
 def event_ends(data: bytes) -> list[int]:
     ends = EventEnds()
-    return ends.feed(data)
+    return ends.feed(data) + ends.close()
 
 
 class EventEnds:
@@ -156,26 +156,33 @@ class EventEnds:
 
     Events are what ``sse-tool frame`` would emit: SSE events (comments do not count), or
     JSON-array / NDJSON elements. Input that stops being readable ends the search quietly:
-    a server replaying a file has no business rejecting it.
+    a server replaying a file has no business rejecting it. The offsets do not depend on
+    how the stream is chunked.
     """
 
     def __init__(self) -> None:
         self._framer: AutoFramer | None = AutoFramer()
         self._pos = 0
         self._prev = b""  # the previous chunk, for a terminator that ended it
+        self._cr: int | None = None  # an event ended by a CR that ended the last chunk
 
     def feed(self, chunk: bytes) -> list[int]:
         start, self._pos = self._pos, self._pos + len(chunk)
-        if self._framer is None or not chunk:
+        if not chunk:
             return []
+        out = []
+        if self._cr is not None:  # a CRLF split between chunks is still one terminator
+            out.append(self._cr + (chunk[:1] == b"\n"))
+            self._cr = None
+        if self._framer is None:
+            return out
         try:
             items = self._framer.feed(chunk)
         except BadInput:
             self._framer = None
-            return []
+            return out
         window, base = self._prev + chunk, start - len(self._prev)
         self._prev = chunk
-        out = []
         for item in items:
             if isinstance(item, SseComment):
                 continue
@@ -187,7 +194,15 @@ class EventEnds:
             # event, the newline after an NDJSON line.
             if window[i:i + 2] == b"\r\n":
                 i += 2
+            elif window[i:i + 1] == b"\r" and i + 1 == len(window):
+                self._cr = base + i + 1
+                continue
             elif window[i:i + 1] in (b"\n", b"\r"):
                 i += 1
             out.append(base + i)
         return out
+
+    def close(self) -> list[int]:
+        """The end held back for a final CR (whether an LF followed was still open)."""
+        held, self._cr = self._cr, None
+        return [] if held is None else [held]

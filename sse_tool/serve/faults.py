@@ -12,7 +12,8 @@ Faults (names take ``_`` or ``-``):
   cut_after_events=N    send N complete events (up to their blank line), then cut
   stall=1               stop instead of cutting, and hold the connection open forever;
                         alone, right after the headers (no body byte ever)
-  chunk=N               write at most N bytes at a time (1: byte by byte)
+  chunk=N               re-chunk the body into N-byte writes (1: byte by byte; a large N
+                        holds bytes back as a buffering proxy does)
   first_byte_delay=D    wait D before the first body byte (headers go out at once)
   chunk_delay=D         wait D more before every later write
   keepalive=D           fill silences of D or longer with ``: keep-alive`` comment lines
@@ -201,14 +202,18 @@ def shape(steps: Iterable[Step], plan: FaultPlan, ending: str = "finish", *,
     """
     stop = _StopPoint(plan)
     keepalive = plan.keepalive if comments else None
+    pieces = _Pieces(plan.chunk)
     last = b"\n"  # nothing sent is a line start
     first = True
     stopped = stop.at_start() or (plan.stall and not plan.stops)
+    writes: list[tuple[float, bytes]] = []
     if not stopped:
         for step in steps:
             allowed, stopped = stop.take(step.data)
-            for i, piece in enumerate(_pieces(step.data[:allowed], plan.chunk)):
-                delay = step.delay if i == 0 else 0.0
+            writes = pieces.feed(step.delay, step.data[:allowed])
+            if stopped:
+                writes += pieces.close()
+            for delay, piece in writes:
                 if first and plan.first_byte_delay:
                     yield Wait(plan.first_byte_delay)
                 if not first:
@@ -218,6 +223,13 @@ def shape(steps: Iterable[Step], plan: FaultPlan, ending: str = "finish", *,
                 first, last = False, piece
             if stopped:
                 break
+        else:
+            for delay, piece in pieces.close():
+                if not first:
+                    delay += plan.chunk_delay
+                yield from _silence(delay, keepalive, last)
+                yield Write(piece)
+                first, last = False, piece
     how = ("stall" if plan.stall else "cut") if stopped else ending
     if how == "stall":
         if keepalive and last.endswith(b"\n"):
@@ -228,12 +240,35 @@ def shape(steps: Iterable[Step], plan: FaultPlan, ending: str = "finish", *,
     yield End(cut=how == "cut")
 
 
-def _pieces(data: bytes, size: int | None) -> list[bytes]:
-    if not data:
-        return []
-    if size is None:
-        return [data]
-    return [data[i:i + size] for i in range(0, len(data), size)]
+class _Pieces:
+    """Steps to writes: one per step, or (``chunk=N``) N bytes each, across step boundaries.
+
+    A piece goes out when its last byte is due, after the steps' delays summed since the
+    last write; the bytes of a short remainder wait for more, as in a buffering proxy.
+    """
+
+    def __init__(self, size: int | None) -> None:
+        self._size = size
+        self._held = b""
+        self._delay = 0.0
+
+    def feed(self, delay: float, data: bytes) -> list[tuple[float, bytes]]:
+        self._delay += delay
+        if not data:
+            return []
+        if self._size is None:
+            out, self._delay = [(self._delay, data)], 0.0
+            return out
+        self._held += data
+        out = []
+        while len(self._held) >= self._size:
+            out.append((self._delay, self._held[:self._size]))
+            self._held, self._delay = self._held[self._size:], 0.0
+        return out
+
+    def close(self) -> list[tuple[float, bytes]]:
+        held, self._held = self._held, b""
+        return [(self._delay, held)] if held else []
 
 
 def _silence(seconds: float, keepalive: float | None, last: bytes) -> Iterator[Wait | Write]:

@@ -4,8 +4,9 @@ Consumes file and directory names; produces ``Stream`` objects keyed by URL path
 named on the command line is served at ``/<name without extension>``, a file found in a
 directory at ``/<its path under that directory, without extension>``; a recording is also
 served at the path of the request it recorded (``/v1/chat/completions``), when no other
-stream has taken it. Each ``Stream`` knows its response head, its schedule at a given
-speed or rate, and how a replay of it ends. It knows nothing of HTTP servers.
+stream has taken it and no other recording shares it. Each ``Stream`` knows its response
+head, its schedule at a given speed or rate, and how a replay of it ends. It knows
+nothing of HTTP servers.
 """
 
 from __future__ import annotations
@@ -126,12 +127,15 @@ def load_streams(paths: list[str]) -> dict[str, Stream]:
             _add(streams, _load(path, "/" + path.stem, only_streams=False))
         else:
             raise ServeUsage(f"{name}: no such file or directory")
-    for stream in list(streams.values()):
+    # A recording is also served at its recorded path, unless two recordings share it.
+    aliases: dict[str, list[Stream]] = {}
+    for stream in streams.values():
         rec = stream.recording
         if rec is not None and rec.request is not None:
-            alias = urlsplit(rec.request.url).path or "/"
-            if alias not in streams and alias != "/":
-                streams[alias] = stream
+            aliases.setdefault(urlsplit(rec.request.url).path or "/", []).append(stream)
+    for alias, owners in aliases.items():
+        if len(owners) == 1 and alias not in streams and alias != "/":
+            streams[alias] = owners[0]
     return streams
 
 
