@@ -98,5 +98,7 @@ def _same(given: bytes, expected: bytes) -> bool:
 
 
 def _with_cors(headers, origin: str):
-    kept = [(n, v) for n, v in headers if not n.lower().startswith(b"access-control-")]
+    # The upstream's own CORS answer would contradict ours: ours decides.
+    kept = [(n, v) for n, v in headers if n.lower() not in (
+        b"access-control-allow-origin", b"access-control-allow-credentials", b"vary")]
     return kept + [(b"access-control-allow-origin", origin.encode("latin-1")), (b"vary", b"Origin")]

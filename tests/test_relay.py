@@ -1,0 +1,162 @@
+"""The relay (``serve --upstream``) against a fake upstream on 127.0.0.1 (tests/http_server.py):
+bytes unchanged and not held back, the key injected and never echoed, disconnects passed on."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import httpx
+import pytest
+
+from .http_server import LocalServer, event, events
+from .serve_process import ServeProcess, fetch
+
+KEY = "sk-relay-test-key-0123456789"
+TOKEN = "dev-token-abcdef"
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+
+
+@pytest.fixture(scope="module")
+def upstream():
+    server = LocalServer()
+    yield server
+    server.close()
+
+
+@pytest.fixture(scope="module")
+def relay(upstream):
+    serve = ServeProcess("--upstream", upstream.base, "--provider", "openai", "--token", TOKEN,
+                         "--cors-origin", "http://localhost:5173", env={"OPENAI_API_KEY": KEY})
+    yield serve
+    assert serve.stop() == 130
+    assert KEY not in serve.log() and TOKEN not in serve.log()
+
+
+@pytest.fixture(scope="module")
+def client():
+    with httpx.Client(timeout=10, trust_env=False) as c:
+        yield c
+
+
+def last_request(upstream, path: str):
+    return next(r for r in reversed(upstream.requests) if r.path.startswith(path))
+
+
+def test_the_relayed_bytes_are_the_upstreams_bytes(relay, upstream, client):
+    r = client.get(relay.url("/sse?n=5&delay=0"), headers=AUTH)
+    assert r.status_code == 200 and r.content == events(5)
+    assert r.headers["content-type"] == "text/event-stream"
+    assert r.headers["x-accel-buffering"] == "no"
+
+
+def test_a_compressed_body_is_relayed_raw_with_its_encoding(relay, upstream, client):
+    headers = {"Accept-Encoding": "gzip"}
+    with client.stream("GET", upstream.url("/gzip?n=3&delay=0"), headers=headers) as direct:
+        raw = b"".join(direct.iter_raw())
+    with client.stream("GET", relay.url("/gzip?n=3&delay=0"), headers={**headers, **AUTH}) as r:
+        assert r.headers["content-encoding"] == "gzip"
+        assert b"".join(r.iter_raw()) == raw
+
+
+def test_fetch_through_the_relay_gets_what_it_gets_direct(relay, upstream):
+    through = fetch(relay.url("/sse?n=4&delay=0"), "-H", f"Authorization: Bearer {TOKEN}")
+    direct = fetch(upstream.url("/sse?n=4&delay=0"))
+    assert through.returncode == direct.returncode == 0
+    assert through.stdout == direct.stdout == events(4)
+
+
+def test_the_first_bytes_are_not_held_back_until_the_upstream_finishes(relay, upstream, client):
+    # The upstream sends one event, then waits on a gate the test opens only after that
+    # event has come through the relay. (The relay drops a ``key=`` query parameter, a
+    # credential to it, so the fake upstream's gate and disconnect flags are the default ones.)
+    with client.stream("GET", relay.url("/gate"), headers=AUTH) as r:
+        chunks = r.iter_raw()
+        got = b""
+        while len(got) < len(event(0)):
+            got += next(chunks)
+        assert got == event(0)
+        assert not upstream.gates["default"].is_set()
+        upstream.gates["default"].set()
+        assert got + b"".join(chunks) == event(0) + event(1)
+
+
+def test_the_key_is_injected_and_client_credentials_are_dropped(relay, upstream, client):
+    r = client.post(relay.url("/capture/v1/chat/completions?key=client-key-999&alt=sse"), headers={
+        **AUTH, "x-api-key": "client-key-999", "Cookie": "session=abc", "X-Custom-Auth": "zzz",
+        "Origin": "http://localhost:5173", "OpenAI-Beta": "assistants=v2",
+        "Content-Type": "application/json"}, content=b'{"model": "m", "stream": true}')
+    assert r.status_code == 200
+    seen = last_request(upstream, "/capture/v1/chat/completions")
+    assert seen.method == "POST" and seen.body == b'{"model": "m", "stream": true}'
+    assert seen.path == "/capture/v1/chat/completions?alt=sse"
+    assert seen.header("Authorization") == f"Bearer {KEY}"
+    for name in ("x-api-key", "cookie", "x-custom-auth", "origin"):
+        assert seen.header(name) is None, name
+    assert seen.header("openai-beta") == "assistants=v2"
+    assert seen.header("content-type") == "application/json"
+    echoed = json.dumps(dict(r.headers)) + r.text
+    assert KEY not in echoed and TOKEN not in echoed
+
+
+def test_an_upstream_error_comes_back_unchanged(relay, upstream, client):
+    r = client.get(relay.url("/error?status=429&retry_after=3&message=slow"), headers=AUTH)
+    direct = client.get(upstream.url("/error?status=429&retry_after=3&message=slow"))
+    assert (r.status_code, r.content, r.headers["retry-after"]) == (429, direct.content, "3")
+
+
+def test_an_upstream_cut_is_passed_on_as_a_cut(relay, upstream):
+    done = fetch(relay.url("/cut?after=100&mode=chunked"), "-H", f"Authorization: Bearer {TOKEN}")
+    assert done.returncode == 3 and done.stdout == events(20)[:100]
+
+
+def test_a_client_going_away_closes_the_upstream_request(relay, upstream, client):
+    with client.stream("GET", relay.url("/drip?delay=0.02"), headers=AUTH) as r:
+        assert next(r.iter_raw()).startswith(b"data: ")
+    assert upstream.disconnected["default"].wait(10)
+    relay.wait_for(re.compile(r'"GET /drip\?delay=0.02" 200 .*client left'))
+
+
+def test_without_the_token_the_relay_answers_401_and_forwards_nothing(relay, upstream, client):
+    before = len(upstream.requests)
+    for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": TOKEN}):
+        r = client.get(relay.url("/sse?n=1"), headers=headers)
+        assert r.status_code == 401 and r.headers["www-authenticate"] == "Bearer"
+    assert len(upstream.requests) == before
+
+
+def test_a_browser_origin_allowed_by_cors_gets_a_preflight_and_the_header(relay, client):
+    preflight = client.options(relay.url("/v1/chat/completions"), headers={
+        "Origin": "http://localhost:5173", "Access-Control-Request-Method": "POST",
+        "Access-Control-Request-Headers": "authorization, content-type"})
+    assert preflight.status_code == 204
+    assert preflight.headers["access-control-allow-origin"] == "http://localhost:5173"
+    assert preflight.headers["access-control-allow-headers"] == "authorization, content-type"
+    r = client.get(relay.url("/sse?n=1"), headers={**AUTH, "Origin": "http://localhost:5173"})
+    assert r.headers["access-control-allow-origin"] == "http://localhost:5173"
+    other = client.get(relay.url("/sse?n=1"), headers={**AUTH, "Origin": "http://evil.example"})
+    assert "access-control-allow-origin" not in other.headers
+
+
+def test_an_anthropic_relay_sends_its_key_header_and_version(upstream):
+    relay = ServeProcess("--upstream", upstream.base + "/capture", "--provider", "anthropic",
+                         env={"ANTHROPIC_API_KEY": KEY})
+    try:
+        with httpx.Client(timeout=10, trust_env=False) as c:
+            assert c.post(relay.url("/v1/messages"), content=b"{}",
+                          headers={"Authorization": "Bearer client"}).status_code == 200
+            seen = last_request(upstream, "/capture/v1/messages")
+            assert seen.header("x-api-key") == KEY and seen.header("authorization") is None
+            assert seen.header("anthropic-version") == "2023-06-01"
+    finally:
+        assert relay.stop() == 130
+
+
+def test_an_unreachable_upstream_is_a_502():
+    relay = ServeProcess("--upstream", "http://127.0.0.1:9", "--provider", "none")
+    try:
+        with httpx.Client(timeout=10, trust_env=False) as c:
+            r = c.get(relay.url("/v1/models"))
+        assert r.status_code == 502 and r.json()["error"]["type"] == "relay_error"
+    finally:
+        relay.stop()
