@@ -22,7 +22,7 @@ from ..painter import Painter
 from ..pipeline import SOURCES, RecordReader
 from ..providers import PROVIDERS
 from ..render import persist
-from ..render.draft import stopped_early
+from ..normalize import stopped_early
 from ..render.loop import pump
 from ..render.release import make_policy
 from ..render.view_plain import PlainView

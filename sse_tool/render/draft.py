@@ -10,19 +10,6 @@ from __future__ import annotations
 
 from ..model import Channel, Delta, End, Meta, Record, ToolCall, Transcript, Usage
 
-#: stop reasons that mean "complete, but the model stopped early" (``--strict`` exits 9);
-#: compared in lower case, across providers' spellings
-EARLY_STOPS = frozenset({
-    "length", "max_tokens", "max_output_tokens", "model_context_window_exceeded",
-    "content_filter", "refusal", "safety", "recitation", "prohibited_content", "blocklist",
-    "spii", "image_safety", "language",
-})
-
-
-def stopped_early(stop_reason: str | None) -> bool:
-    return bool(stop_reason) and str(stop_reason).lower() in EARLY_STOPS
-
-
 class Draft:
     """What arrived so far of the current attempt."""
 

@@ -22,7 +22,8 @@ from rich.markdown import Markdown
 from rich.text import Text
 
 from ..model import End, Status
-from .draft import Draft, stopped_early
+from ..normalize import stopped_early
+from .draft import Draft
 from .view_plain import summary, tool_line
 
 SPINNER = "\u280b\u2819\u2839\u2838\u283c\u2834\u2826\u2827\u2807\u280f"
