@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from ..model import Channel, Delta, End, Meta, Record, ToolCall, Transcript, Usage
 
+
 class Draft:
     """What arrived so far of the current attempt."""
 
