@@ -5,7 +5,8 @@
     {"event": "content_block_delta", "data": "{\\"type\\":...}", "id": "42", "retry": 3000}
 
 ``id`` and ``retry`` appear once the stream has set them; ``offset``/``end`` (byte offsets
-in the input) and parsed JSON ``data`` only when asked for. Comments, when asked for, are
+in the input: ``input[offset:end]`` is the event's text, its blank line excluded) and
+parsed JSON ``data`` only when asked for. Comments, when asked for, are
 ``{"comment": "text"}``. Later stages read these records back with ``load_event``.
 """
 

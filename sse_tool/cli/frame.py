@@ -41,7 +41,7 @@ def frame(
         False, "--json", "-j", help="Emit data that is a JSON object or array parsed, for jq."
     ),
     offsets: bool = typer.Option(
-        False, "--offsets", help="Add each event's byte offset and end offset in its input."
+        False, "--offsets", help="Add each event's byte offset in its input and its end (where its blank line starts)."
     ),
     comments: bool = typer.Option(
         False, "--comments", help="Emit comment lines (keep-alives) as {\"comment\": ...} records."
