@@ -13,8 +13,6 @@ from typing import Optional
 import typer
 
 from ..errors import ExitCode, SseToolError
-from ..recording import parse_recording
-from ..replay import DEFAULT_RATE, Replay, is_recording, parse_rate, rate_steps, replay_recording
 from ._edge import Output, inputs, run_stage, warn
 
 EPILOG = """\b
@@ -48,10 +46,13 @@ def replay(
     file: str = typer.Argument("-", help="A recording (fetch --record) or a stream file; - is stdin."),
     speed: float = typer.Option(1.0, "--speed", min=0, help="Timing factor: 2 twice as fast, 0 no delays."),
     rate: Optional[str] = typer.Option(None, "--rate", metavar="RATE",
-                                       help=f"Pace of a stream file: events (20ev) or bytes (4kB) a second [default: {DEFAULT_RATE}]."),
+                                       help="Pace of a stream file: events (20ev) or bytes (4kB) a second [default: 20ev]."),
 ) -> None:
     """Write a recorded response body to stdout with its recorded timing, flushing each chunk,
     so that `replay rec | render` looks like the live run."""
+
+    from ..recording import parse_recording
+    from ..replay import DEFAULT_RATE, Replay, is_recording, parse_rate, rate_steps, replay_recording
 
     def body() -> int:
         data = b"".join(chunk for _, chunks in inputs([file]) for chunk in chunks)

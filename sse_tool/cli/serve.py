@@ -7,10 +7,7 @@ stderr. uvicorn (and, for the relay, httpx) is imported only when the command ru
 
 from __future__ import annotations
 
-import ipaddress
-import logging
 import os
-import socket
 from enum import Enum
 from typing import List, Optional
 from urllib.parse import urlsplit
@@ -20,7 +17,6 @@ import typer
 from ..errors import ExitCode, SseToolError
 from ..presets import PROVIDERS
 from ..redact import Redactor
-from ..replay import DEFAULT_RATE, parse_rate
 from ._edge import run_stage, warn
 
 RelayProvider = Enum("RelayProvider", {n: n for n in [*PROVIDERS, "none"]}, type=str)
@@ -69,8 +65,8 @@ def serve(
     allow_remote: bool = typer.Option(False, "--allow-remote",
                                       help="Allow a --host other than loopback (reachable from the network)."),
     speed: float = typer.Option(1.0, "--speed", min=0, help="Timing factor: 2 twice as fast, 0 no delays."),
-    rate: str = typer.Option(DEFAULT_RATE, "--rate", metavar="RATE",
-                             help="Pace of plain files: events (20ev) or bytes (4kB) a second."),
+    rate: Optional[str] = typer.Option(None, "--rate", metavar="RATE",
+                                       help="Pace of plain files: events (20ev) or bytes (4kB) a second [default: 20ev]."),
     fault: Optional[List[str]] = typer.Option(None, "--fault", metavar="NAME=VALUE",
                                               help="A fault for every request (see below). Repeatable."),
     upstream: Optional[str] = typer.Option(None, "--upstream", metavar="URL",
@@ -97,11 +93,15 @@ def serve(
         warn("serve", redactor.text(line))
 
     def body() -> int:
+        import logging
+
+        from ..replay import DEFAULT_RATE, parse_rate
+
         if not _is_loopback(host) and not allow_remote:
             raise ServeUsage(f"refusing to listen on {host} without --allow-remote "
                              "(anyone who can reach it could use it)")
         try:
-            parse_rate(rate)
+            parse_rate(rate or DEFAULT_RATE)
         except SseToolError as exc:
             raise ServeUsage(f"--rate: {exc}") from None
         if upstream:
@@ -114,7 +114,7 @@ def serve(
         else:
             if not paths:
                 raise ServeUsage("give recordings or stream files to serve, or --upstream URL")
-            app, what = _streams(paths, fault or [], speed, rate)
+            app, what = _streams(paths, fault or [], speed, rate or DEFAULT_RATE)
         try:
             import uvicorn
         except ImportError:
@@ -139,6 +139,8 @@ def serve(
 
 
 def _is_loopback(host: str) -> bool:
+    import ipaddress
+
     if host.lower() == "localhost":
         return True
     try:
@@ -147,7 +149,9 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
-def _bind(host: str, port: int) -> socket.socket:
+def _bind(host: str, port: int):
+    import socket
+
     try:
         family, kind, proto, _, address = socket.getaddrinfo(
             host.strip("[]"), port, type=socket.SOCK_STREAM)[0]
