@@ -55,6 +55,8 @@ class RecordReader:
         self._framer = None
         self._head = b""
         self._ended = False  # an End record was passed through (records input)
+        #: bytes fed so far; none at all means no stream arrived (``close`` returns nothing)
+        self.received = 0
         #: bad input found after good records in the same chunk: those records were
         #: returned, and the next ``feed``/``close`` raises this (a caller may check it first)
         self.error: BadInput | None = None
@@ -64,6 +66,7 @@ class RecordReader:
     def feed(self, chunk: bytes) -> list[Record]:
         if self.error is not None:
             raise self.error
+        self.received += len(chunk)
         if self._framer is None:
             self._head += chunk
             kind = self._sniff(final=False)
@@ -74,8 +77,11 @@ class RecordReader:
         return self._consume(self._framer.feed(chunk))
 
     def close(self) -> list[Record]:
+        """The last records, ending with the one ``End``; none if no byte ever arrived."""
         if self.error is not None:
             raise self.error
+        if not self.received:
+            return []
         out: list[Record] = []
         if self._framer is None:
             self._start(self._sniff(final=True))

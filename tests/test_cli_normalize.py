@@ -175,8 +175,14 @@ def test_several_files_are_each_their_own_stream_and_the_first_failure_decides()
     assert result.exit_code == 3
 
 
-def test_an_empty_input_is_truncated(tmp_path):
+def test_an_empty_input_says_no_stream_arrived_and_exits_0_so_pipefail_reports_the_cause(tmp_path):
     result = normalize(input_bytes=b"", tmp_path=tmp_path)
+    assert result.exit_code == 0 and lines(result) == []
+    assert "no stream arrived" in result.stderr
+
+
+def test_keep_alives_alone_are_a_truncated_stream(tmp_path):
+    result = normalize(input_bytes=b": OPENROUTER PROCESSING\n\n", tmp_path=tmp_path)
     assert result.exit_code == 3 and lines(result) == [
         {"type": "end", "status": "truncated", "stop_reason": None, "detail": "no events arrived"}]
 

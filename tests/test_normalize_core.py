@@ -182,8 +182,14 @@ def test_broken_json_first_is_raised_at_once():
         RecordReader().feed(b'data: {"choices": [}\n\n')
 
 
-def test_an_empty_input_is_truncated():
-    assert read(b"")[1] == [End(Status.TRUNCATED, detail="no events arrived")]
+def test_an_empty_input_means_no_stream_arrived_and_gives_no_records():
+    # An earlier stage (fetch) failed and said why; inventing an end record here would
+    # hide its exit code under `set -o pipefail`.
+    assert read(b"")[1] == []
+
+
+def test_bytes_without_any_event_are_a_truncated_stream():
+    assert read(b": keep-alive\n\n")[1] == [End(Status.TRUNCATED, detail="no events arrived")]
 
 
 def test_unknown_source_is_refused():

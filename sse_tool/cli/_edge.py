@@ -15,6 +15,8 @@ from collections.abc import Callable, Iterator
 import typer
 
 from ..errors import ExitCode, SseToolError
+from ..model import End, Status
+from ..normalize import stopped_early
 
 READ_SIZE = 65536
 
@@ -73,6 +75,22 @@ class Output:
         if data:
             self._out.write(data)
             self._out.flush()
+
+
+def end_exit_code(end: End, strict: bool = False) -> ExitCode:
+    """The exit status an ``end`` record stands for, in every stage that reads records."""
+    if end.status is Status.ERROR:
+        return ExitCode.PROVIDER_ERROR
+    if end.status is Status.TRUNCATED:
+        return ExitCode.TRUNCATED
+    if strict and stopped_early(end.stop_reason):
+        return ExitCode.STOPPED_EARLY
+    return ExitCode.OK
+
+
+#: said when an input held no byte at all: an earlier stage (fetch) failed and said why, so
+#: this stage exits 0 and ``set -o pipefail`` reports that stage's own code, not a made-up one
+NO_STREAM = "no stream arrived (empty input)"
 
 
 def run_stage(stage: str, body: Callable[[], int]) -> None:

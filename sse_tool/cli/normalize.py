@@ -3,7 +3,7 @@
 Reads raw provider bytes (SSE, a JSON array, NDJSON), ``frame`` records or channel records
 (passed through) with ``pipeline.RecordReader``, and writes each batch of records as soon
 as an input chunk yields it. The stream's ``end`` record decides the exit status
-(``exit_code``), so a later stage reading these records can map it the same way.
+(``_edge.end_exit_code``), so a later stage reading these records maps it the same way.
 """
 
 from __future__ import annotations
@@ -16,12 +16,11 @@ import typer
 
 from ..errors import BadInput, ExitCode
 from ..model import Channel, Delta, End, Reset, Status, Transcript, to_record
-from ..normalize import stopped_early
 from ..pipeline import SOURCES, RecordReader
 from ..providers import PROVIDERS
 from ..sse import DEFAULT_MAX_EVENT_SIZE
 from ..wire import dumps
-from ._edge import Output, inputs, parse_size, run_stage, warn
+from ._edge import NO_STREAM, Output, end_exit_code, inputs, parse_size, run_stage, warn
 
 From = Enum("From", {name: name for name in SOURCES}, type=str)
 Provider = Enum("Provider", {name: name for name in ["auto", *PROVIDERS]}, type=str)
@@ -51,17 +50,6 @@ Exit status:
   130 interrupted (the records still end with a truncated end record)
   141 the reader closed the pipe (quietly)
 """
-
-
-def exit_code(end: End, strict: bool = False) -> ExitCode:
-    """The exit status an ``end`` record stands for (every stage that reads records)."""
-    if end.status is Status.ERROR:
-        return ExitCode.PROVIDER_ERROR
-    if end.status is Status.TRUNCATED:
-        return ExitCode.TRUNCATED
-    if strict and stopped_early(end.stop_reason):
-        return ExitCode.STOPPED_EARLY
-    return ExitCode.OK
 
 
 def why(end: End) -> str | None:
@@ -164,10 +152,11 @@ def normalize(
             if not told:
                 _tell(name, reader, final=True)
             end = writer.end
-            if end is None:  # cannot happen: close() always ends with one
-                raise RuntimeError("no end record")
+            if end is None:  # close() ends with one unless not a byte arrived
+                warn("normalize", f"{name}: {NO_STREAM}")
+                continue
             writer.end = None
-            stream_code = exit_code(end, strict)
+            stream_code = end_exit_code(end, strict)
             message = why(end)
             if message is None and stream_code is ExitCode.STOPPED_EARLY:
                 message = f"the model stopped early: {end.stop_reason}"

@@ -22,12 +22,11 @@ from ..painter import Painter
 from ..pipeline import SOURCES, RecordReader
 from ..providers import PROVIDERS
 from ..render import persist
-from ..normalize import stopped_early
 from ..render.loop import pump
 from ..render.release import make_policy
 from ..render.view_plain import PlainView
 from ..sse import DEFAULT_MAX_EVENT_SIZE
-from ._edge import MissingInput, Output, parse_duration, parse_size, run_stage, warn
+from ._edge import NO_STREAM, MissingInput, Output, end_exit_code, parse_duration, parse_size, run_stage, warn
 
 From = Enum("From", {name: name for name in SOURCES}, type=str)
 Provider = Enum("Provider", {name: name for name in ["auto", *PROVIDERS]}, type=str)
@@ -147,6 +146,10 @@ def render(
         finally:
             if stats:
                 _report(painter, clock())
+        if end is None:
+            painter.abort()
+            warn("render", NO_STREAM)
+            return ExitCode.OK
         if end.status is not Status.COMPLETE:
             if not terminal:
                 if end.status is Status.ERROR:
@@ -155,17 +158,16 @@ def render(
                 else:
                     warn("render", f"truncated: the response was cut off ({end.detail or 'no terminal event'}); "
                                    "it can be retried")
-            return ExitCode.TRUNCATED if end.status is Status.TRUNCATED else ExitCode.PROVIDER_ERROR
+            return end_exit_code(end)
         draft = painter.draft
         if output:
             persist.write_atomic(output, draft.answer.encode(errors="replace"))
         if output_json:
             persist.write_atomic(output_json, orjson.dumps(draft.result(end), option=orjson.OPT_INDENT_2) + b"\n")
-        if strict and stopped_early(end.stop_reason):
-            if not terminal:
-                warn("render", f"the model stopped early ({end.stop_reason})")
-            return ExitCode.STOPPED_EARLY
-        return ExitCode.OK
+        code = end_exit_code(end, strict)
+        if code is ExitCode.STOPPED_EARLY and not terminal:
+            warn("render", f"the model stopped early ({end.stop_reason})")
+        return code
 
     run_stage("render", body)
 

@@ -3,8 +3,8 @@
 ``pump(fd, reader, painter, clock)`` waits on the descriptor with ``select`` until input
 arrives or the painter's next deadline passes, whichever is first, so a pending paint (or
 the connecting spinner) fires on time even while no byte arrives. It returns the stream's
-``End`` record after the painter has finished with it. The clock is injected: only the
-command's edge passes ``time.monotonic``.
+``End`` record after the painter has finished with it, or None when not a byte arrived
+(no stream). The clock is injected: only the command's edge passes ``time.monotonic``.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from ..pipeline import RecordReader
 READ_SIZE = 65536
 
 
-def pump(fd: int, reader: RecordReader, painter: Painter, clock: Callable[[], float]) -> End:
+def pump(fd: int, reader: RecordReader, painter: Painter, clock: Callable[[], float]) -> End | None:
     end: End | None = None
     while end is None:
         deadline = painter.deadline()
