@@ -1,25 +1,49 @@
-"""sse-tool: Server-Sent Events from LLM APIs, layer by layer.
+"""sse-tool: streamed LLM responses (Server-Sent Events), layer by layer.
 
-Each layer is a sans-I/O core with ``feed(...) -> list`` and ``close()``:
+Each layer is a sans-I/O core with ``feed(...) -> list`` and ``close()``::
 
-* ``decode.Utf8Decoder``: bytes to text across any chunking.
-* ``sse.SseParser`` (and ``jsonarray.JsonArrayParser``, ``ndjson.NdjsonParser``): bytes
-  to events, WHATWG-exact; ``framing.AutoFramer`` picks one from the first bytes.
-* ``transport.SnapshotReader``: a "growing snapshot" source as a chunk stream.
+    bytes --SseParser--> SseEvent --Normalizer--> Delta, ToolCall, ..., End
+
+* ``Utf8Decoder``: bytes to text across any chunking.
+* ``SseParser`` (and ``JsonArrayParser``, ``NdjsonParser``; ``AutoFramer`` picks one from
+  the first bytes): bytes to events, WHATWG-exact; ``SnapshotReader`` turns a "growing
+  snapshot" source into chunks.
+* ``Normalizer``: one provider's events to channel records (``Delta``, ``End``, ...).
+* ``RecordReader``: bytes of any stage's output straight to channel records.
+
+Names are imported on first use, so ``import sse_tool`` stays cheap for pipe stages.
 """
+
+from __future__ import annotations
+
+import importlib
 
 __version__ = "0.1.0"
 
-from .decode import Utf8Decoder
-from .errors import BadInput, EventTooLarge, ExitCode, SseToolError
-from .framing import AutoFramer, sniff
-from .jsonarray import JsonArrayParser
-from .ndjson import NdjsonParser
-from .sse import FrameEnd, SseComment, SseEvent, SseParser
-from .transport import SnapshotReader, feed_all, feed_snapshots
+_EXPORTS = {
+    "Utf8Decoder": "decode",
+    "BadInput": "errors", "EventTooLarge": "errors", "ExitCode": "errors", "SseToolError": "errors",
+    "AutoFramer": "framing", "sniff": "framing",
+    "JsonArrayParser": "jsonarray",
+    "NdjsonParser": "ndjson",
+    "FrameEnd": "sse", "SseComment": "sse", "SseEvent": "sse", "SseParser": "sse",
+    "SnapshotReader": "transport", "feed_all": "transport", "feed_snapshots": "transport",
+    "Channel": "model", "Delta": "model", "End": "model", "Meta": "model", "Reset": "model",
+    "Status": "model", "ToolCall": "model", "Transcript": "model", "Usage": "model",
+    "Normalizer": "normalize",
+    "RecordReader": "pipeline",
+    "PROVIDERS": "providers",
+}
 
-__all__ = [
-    "AutoFramer", "BadInput", "EventTooLarge", "ExitCode", "FrameEnd", "JsonArrayParser",
-    "NdjsonParser", "SnapshotReader", "SseComment", "SseEvent", "SseParser", "SseToolError",
-    "Utf8Decoder", "feed_all", "feed_snapshots", "sniff",
-]
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'sse_tool' has no attribute {name!r}")
+    return getattr(importlib.import_module(f".{module}", __name__), name)
+
+
+def __dir__():
+    return sorted([*globals(), *_EXPORTS])

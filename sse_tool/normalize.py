@@ -35,26 +35,6 @@ from .sse import FrameEnd, SseComment, SseEvent
 #: events held while guessing the provider before giving up
 MAX_UNRECOGNISED = 64
 
-#: stop reasons meaning the model stopped before it was done (a length limit, a content
-#: filter, a refusal), compared in lower case across the dialects' spellings; ``--strict``
-#: turns them into exit 9
-EARLY_STOP_REASONS = frozenset({
-    # OpenAI chat and compatible servers (Mistral: model_length); Ollama: length
-    "length", "content_filter", "model_length",
-    # OpenAI Responses: incomplete_details.reason, or the bare status
-    "max_output_tokens", "incomplete",
-    # Anthropic; pause_turn: a server tool loop paused, the turn must be resent to finish
-    "max_tokens", "refusal", "model_context_window_exceeded", "pause_turn",
-    # Gemini finishReason and promptFeedback.blockReason; Cohere: MAX_TOKENS
-    "safety", "recitation", "language", "blocklist", "prohibited_content", "spii",
-    "image_safety", "image_prohibited_content", "malformed_function_call",
-})
-
-
-def stopped_early(stop_reason: str | None) -> bool:
-    """Whether a completed stream's stop reason means the answer was cut short."""
-    return isinstance(stop_reason, str) and stop_reason.lower() in EARLY_STOP_REASONS
-
 
 def parse_payload(event: SseEvent):
     """The event's data as JSON when it looks like JSON, else the raw string."""

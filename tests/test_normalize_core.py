@@ -8,7 +8,8 @@ import pytest
 
 from sse_tool.errors import BadInput
 from sse_tool.model import Channel, Delta, End, Status, to_record
-from sse_tool.normalize import EARLY_STOP_REASONS, MAX_UNRECOGNISED, Normalizer, stopped_early
+from sse_tool.model import EARLY_STOP_REASONS, stopped_early
+from sse_tool.normalize import MAX_UNRECOGNISED, Normalizer
 from sse_tool.pipeline import RecordReader
 from sse_tool.sse import FrameEnd, SseComment, SseEvent
 from sse_tool.wire import dumps, event_record

@@ -90,11 +90,17 @@ def test_a_complete_stream_exits_0():
 
 
 def test_frame_imports_neither_httpx_nor_rich():
-    result = subprocess.run(
-        [*SSE_TOOL[:1], "-X", "importtime", *SSE_TOOL[1:], "frame"],
-        input=b"data: a\n\n", capture_output=True, env=clean_env(), timeout=WAIT,
+    # Run the real entry point, then list what it had imported when it exited.
+    script = (
+        "import atexit, sys\n"
+        "atexit.register(lambda: sys.stderr.write(' '.join(sorted(sys.modules))))\n"
+        "sys.argv = ['sse-tool', 'frame']\n"
+        "from sse_tool.cli import main\n"
+        "main()\n"
     )
+    result = subprocess.run([SSE_TOOL[0], "-c", script], input=b"data: a\n\n",
+                            capture_output=True, env=clean_env(), timeout=WAIT)
     assert result.returncode == 0
-    imported = {line.rsplit("|", 1)[-1].strip() for line in result.stderr.decode().splitlines() if "|" in line}
+    imported = set(result.stderr.decode().split())
     assert "sse_tool.cli.frame" in imported
     assert not {m for m in imported if m.split(".")[0] in ("httpx", "rich")}

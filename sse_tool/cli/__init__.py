@@ -1,34 +1,25 @@
 """The ``sse-tool`` command: one Typer app, one module per subcommand.
 
-Subcommand modules import only what their stage needs, so a pipe stage starts fast:
-``frame`` and ``normalize`` never import httpx or rich.
+A pipe stage's start-up time counts, so ``main`` imports only the subcommand being run
+(``frame`` then loads neither httpx, rich, nor the other stages); the full app, with every
+subcommand, is built for the top-level help, shell completion and ``sse_tool.cli.app``.
 """
 
 from __future__ import annotations
 
+import importlib
+import os
+import sys
 from typing import Optional
 
 import typer
 
 from .. import __version__
 from . import _edge
-from . import frame
-from . import render
-from . import normalize
-from . import fetch
-from . import replay
-from . import serve
 
-app = typer.Typer(
-    name="sse-tool",
-    help="Streamed LLM responses (Server-Sent Events) as a Unix pipe:\n\n"
-    "fetch URL | frame | normalize | render",
-    add_completion=True,
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
+#: subcommands in the order of the pipe; each is the function of that name in the module
+#: of that name, with the module's ``EPILOG`` (examples, exit status) under its help
+COMMANDS = ("fetch", "frame", "normalize", "render", "replay", "serve")
 
 
 def _version(value: bool) -> None:
@@ -37,7 +28,6 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
 def _main(
     version: Optional[bool] = typer.Option(
         None, "--version", callback=_version, is_eager=True, help="Print the version and exit."
@@ -48,13 +38,42 @@ def _main(
         _edge.debug = True
 
 
-app.command("frame", epilog=frame.EPILOG)(frame.frame)
-app.command("render", epilog=render.EPILOG)(render.render)
-app.command("normalize", epilog=normalize.EPILOG)(normalize.normalize)
-app.command("fetch", epilog=fetch.EPILOG)(fetch.fetch)
-app.command("replay", epilog=replay.EPILOG)(replay.replay)
-app.command("serve", epilog=serve.EPILOG)(serve.serve)
+def build(names=COMMANDS) -> typer.Typer:
+    """The app with the subcommands ``names``."""
+    app = typer.Typer(
+        name="sse-tool",
+        help="Streamed LLM responses (Server-Sent Events) as a Unix pipe:\n\n"
+        "fetch URL | frame | normalize | render",
+        add_completion=True,
+        no_args_is_help=True,
+        pretty_exceptions_enable=False,
+        rich_markup_mode=None,
+        context_settings={"help_option_names": ["-h", "--help"]},
+    )
+    app.callback()(_main)
+    for name in names:
+        module = importlib.import_module(f"{__name__}.{name}")
+        app.command(name, epilog=module.EPILOG)(getattr(module, name))
+    return app
+
+
+def _needed(argv: list[str]) -> tuple[str, ...]:
+    """The subcommand named on the command line, or all of them (help, completion, typos)."""
+    if any(key.endswith("_COMPLETE") for key in os.environ):
+        return COMMANDS
+    for arg in argv:
+        if arg in COMMANDS:
+            return (arg,)
+        if not arg.startswith("-"):
+            break
+    return COMMANDS
+
+
+def __getattr__(name: str):
+    if name == "app":  # the whole app, for CliRunner and library users
+        return build()
+    raise AttributeError(name)
 
 
 def main() -> None:
-    app(prog_name="sse-tool")
+    build(_needed(sys.argv[1:]))(prog_name="sse-tool")

@@ -11,12 +11,14 @@ import re
 import sys
 import traceback
 from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
 import typer
 
 from ..errors import ExitCode, SseToolError
-from ..model import End, Status
-from ..normalize import stopped_early
+
+if TYPE_CHECKING:
+    from ..model import End
 
 READ_SIZE = 65536
 
@@ -79,6 +81,8 @@ class Output:
 
 def end_exit_code(end: End, strict: bool = False) -> ExitCode:
     """The exit status an ``end`` record stands for, in every stage that reads records."""
+    from ..model import Status, stopped_early  # not at import: frame never needs records
+
     if end.status is Status.ERROR:
         return ExitCode.PROVIDER_ERROR
     if end.status is Status.TRUNCATED:

@@ -22,7 +22,7 @@ from rich.markdown import Markdown
 from rich.text import Text
 
 from ..model import End, Status
-from ..normalize import stopped_early
+from ..model import stopped_early
 from .draft import Draft
 from .view_plain import summary, tool_line
 
