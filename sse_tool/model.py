@@ -13,7 +13,7 @@ Every provider's stream becomes the same small vocabulary (one JSON line each on
 
 ``reset`` means "discard the draft: a new attempt starts" (a retry after part of a body
 was seen). On the wire before ``normalize`` it travels as the SSE comment line
-``: sse-tool reset`` (every SSE parser ignores comments, so it is harmless to others).
+``: sse-tool reset`` (``sse.RESET_COMMENT``; other SSE parsers ignore it as a comment).
 An ``end`` record is always last, exactly once.
 """
 
@@ -22,9 +22,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
-
-#: the SSE comment text that stands for a ``Reset`` before normalization
-RESET_COMMENT = "sse-tool reset"
 
 #: stop reasons meaning the model stopped before it was done (a length limit, a content
 #: filter, a refusal), compared in lower case across the dialects' spellings; ``--strict``

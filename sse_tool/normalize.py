@@ -28,9 +28,9 @@ from __future__ import annotations
 import orjson
 
 from .errors import BadInput
-from .model import RESET_COMMENT, End, Record, Reset, Status
+from .model import End, Record, Reset, Status
 from .providers import PROVIDERS, recognise
-from .sse import FrameEnd, SseComment, SseEvent
+from .sse import RESET_COMMENT, FrameEnd, SseComment, SseEvent
 
 #: events held while guessing the provider before giving up
 MAX_UNRECOGNISED = 64

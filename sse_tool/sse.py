@@ -38,6 +38,13 @@ from .errors import EventTooLarge
 
 DEFAULT_MAX_EVENT_SIZE = 64 * 1024 * 1024
 
+#: The retry marker: ``fetch --retry-partial`` writes this comment line before a new
+#: attempt's bytes. Comments mean nothing to the spec, so other parsers skip it; this one
+#: reports it even when comments are not asked for, and drops the event being built,
+#: which belongs to the attempt that was cut.
+RESET_COMMENT = "sse-tool reset"
+_RESET_LINES = (b": " + RESET_COMMENT.encode(), b":" + RESET_COMMENT.encode())
+
 #: a ``retry`` value must fit in 64 bits (as in Chromium; JSON readers could not hold more)
 MAX_RETRY = 2**64 - 1
 
@@ -326,7 +333,12 @@ class SseParser:
                 self._pos = pos
                 raise EventTooLarge(limit, self._block_pos)
             if line[0] == 0x3A:  # ":" comment
-                if self.comments:
+                if line in _RESET_LINES:  # the cut attempt's event is void
+                    data.clear()
+                    self._type = b""
+                    self._block_start = None
+                    out.append(_new(SseComment, (RESET_COMMENT, pos - len(line) - length)))
+                elif self.comments:
                     text = line[2:] if line[1:2] == b" " else line[1:]
                     out.append(_new(SseComment, (decode_field(text), pos - len(line) - length)))
                 continue

@@ -44,7 +44,9 @@ def frame(
         False, "--offsets", help="Add each event's byte offset in its input and its end (where its blank line starts)."
     ),
     comments: bool = typer.Option(
-        False, "--comments", help="Emit comment lines (keep-alives) as {\"comment\": ...} records."
+        False, "--comments",
+        help="Emit comment lines (keep-alives) as {\"comment\": ...} records. The retry marker "
+        "': sse-tool reset' is always emitted: it voids the event being built.",
     ),
     max_event_size: str = typer.Option(
         f"{DEFAULT_MAX_EVENT_SIZE // 2**20}MiB", "--max-event-size", metavar="SIZE",
