@@ -3,7 +3,6 @@ and the command's own refusals and exit codes."""
 
 from __future__ import annotations
 
-import json
 import re
 
 import httpx
@@ -137,3 +136,13 @@ def test_two_files_for_one_path_are_refused(tmp_path):
         (d / "x.sse").write_bytes(TEXT_SHORT)
     done = run("serve", "--port", "0", str(tmp_path / "x.sse"), str(tmp_path / "a" / "x.sse"))
     assert done.returncode == 2 and b"would both be served at /x" in done.stderr
+
+
+def test_ctrl_c_closes_open_streams_and_exits_130_quietly():
+    serve = ServeProcess(str(FIXTURES / "anthropic" / "text-short.sse"))
+    with httpx.Client(timeout=10, trust_env=False) as c:
+        with c.stream("GET", serve.url("/text-short?stall=1")) as r:
+            assert r.status_code == 200
+            assert serve.stop() == 130  # a stall never ends: the grace period does
+    serve.wait_for(re.compile(r"stall=1; server stopped"))
+    assert "Traceback" not in serve.log() and "ERROR" not in serve.log()

@@ -17,6 +17,7 @@ import typer
 from ..errors import ExitCode, SseToolError
 from ..presets import PROVIDERS
 from ..redact import Redactor
+from ..serve import ServeUsage
 from ._edge import run_stage, warn
 
 RelayProvider = Enum("RelayProvider", {n: n for n in [*PROVIDERS, "none"]}, type=str)
@@ -51,10 +52,6 @@ the upstream's host); credentials the client sends are dropped, never forwarded 
 Exit status: 2 usage error (a non-loopback --host without --allow-remote, a missing
 key, a port in use); 5 a recording that cannot be read; 130 stopped with Ctrl-C.
 """
-
-
-class ServeUsage(SseToolError):
-    exit_code = ExitCode.USAGE
 
 
 def serve(

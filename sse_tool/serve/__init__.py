@@ -10,3 +10,11 @@
 
 The server itself is uvicorn, started by ``sse_tool.cli.serve``.
 """
+
+from ..errors import ExitCode, SseToolError
+
+
+class ServeUsage(SseToolError):
+    """A server that cannot start as asked (options, files, a port)."""
+
+    exit_code = ExitCode.USAGE

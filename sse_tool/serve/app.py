@@ -27,10 +27,12 @@ CUT_LOG_MESSAGE = "ASGI callable returned without completing response."
 
 
 class QuietCuts(logging.Filter):
-    """Drops uvicorn's error line for a response cut on purpose."""
+    """Drops uvicorn's error lines for a response cut on purpose, and for the open streams
+    (a stall never ends by itself) that Ctrl-C closes after the grace period."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return record.getMessage() != CUT_LOG_MESSAGE
+        message = record.getMessage()
+        return message != CUT_LOG_MESSAGE and "timeout graceful shutdown exceeded" not in message
 
 
 class StreamApp:

@@ -9,6 +9,7 @@ upstreams.
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import time
 from collections.abc import Callable
@@ -62,6 +63,10 @@ class Gate:
                                          "authentication_error"))
             else:
                 await self._app(dict(scope, **{NOTE: notes}), receive, watched)
+        except asyncio.CancelledError:
+            # The server is stopping (Ctrl-C) and this response outlived the grace period:
+            # end it as a cut, without a traceback in the log.
+            notes.append("server stopped")
         finally:
             if self._log is not None:
                 self._log(self._line(scope, seen, self._clock() - began, notes))

@@ -15,11 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from ..errors import BadInput, ExitCode, SseToolError
+from ..errors import BadInput
 from ..framing import sniff
 from ..recording import Recording, load_recording
 from ..redact import MASK
 from ..replay import Step, is_recording, parse_rate, rate_steps, recording_steps
+from . import ServeUsage
 from .faults import provider_for_host
 
 #: plain files a directory contributes (recordings are recognised by their first line)
@@ -33,10 +34,6 @@ _DROPPED = frozenset({"content-encoding", "content-length", "transfer-encoding",
                       "keep-alive", "date", "server"})
 #: a recording's outcome -> how its replay ends
 _ENDINGS = {"complete": "finish", "http-error": "finish", "timeout": "stall"}
-
-
-class ServeUsage(SseToolError):
-    exit_code = ExitCode.USAGE
 
 
 @dataclass
