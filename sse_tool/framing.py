@@ -8,6 +8,9 @@ decide, then hands everything to the framer chosen, so detection costs nothing a
 
 from __future__ import annotations
 
+from codecs import getincrementaldecoder
+
+from .errors import BadInput
 from .jsonarray import JsonArrayParser
 from .ndjson import NdjsonParser
 from .sse import DEFAULT_MAX_EVENT_SIZE, FrameEnd, SseComment, SseEvent, SseParser
@@ -28,6 +31,26 @@ def sniff(head: bytes, final: bool = False) -> str | None:
     if first or final:
         return "sse"
     return None
+
+
+def check_text(head: bytes, final: bool = False) -> None:
+    """Raise ``BadInput`` if the first line of ``head`` is binary (a NUL, or not UTF-8).
+
+    SSE is UTF-8 text; the spec would read a PNG or random bytes as an event stream with
+    no events, which only hides the mistake. Only the first line is judged (what arrived of
+    it), so invalid bytes later in a real stream are still replaced, as the spec says.
+    """
+    start = len(head) - len(head.lstrip(_BLANK))  # blank lines and a BOM come first
+    end = min((i for i in (head.find(b"\r", start), head.find(b"\n", start)) if i >= 0), default=len(head))
+    line = head[start:end]
+    bad = line.find(b"\0")
+    if bad < 0:
+        try:
+            getincrementaldecoder("utf-8")().decode(line, final=final or end < len(head))
+            return
+        except UnicodeDecodeError as exc:
+            bad = exc.start
+    raise BadInput("binary data, not SSE, a JSON array or JSON lines", start + bad)
 
 
 def make_framer(kind: str, *, comments: bool = False, max_event_size: int = DEFAULT_MAX_EVENT_SIZE):
@@ -53,6 +76,8 @@ class AutoFramer:
             head = b"".join(self._head)
             self._head.clear()
             self._choose(sniff(head))
+            if self.kind == "sse":
+                check_text(head)
             chunk = head
         return self._framer.feed(chunk)
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import orjson
 
-from .errors import BadInput
-from .framing import make_framer, sniff
+from .errors import BadInput, EventTooLarge
+from .framing import check_text, make_framer, sniff
 from .model import End, Record, Status, from_record
 from .ndjson import NdjsonParser
 from .normalize import Normalizer
@@ -53,7 +53,8 @@ class RecordReader:
         self.max_event_size = max_event_size
         self.normalizer: Normalizer | None = None
         self._framer = None
-        self._head = b""
+        self._head = bytearray()  # grows in place: a long first line costs linear time
+        self._line_pending = False  # JSON Lines seen; only a newline (or EOF) decides their kind
         self._ended = False  # an End record was passed through (records input)
         #: bytes fed so far; none at all means no stream arrived (``close`` returns nothing)
         self.received = 0
@@ -69,11 +70,15 @@ class RecordReader:
         self.received += len(chunk)
         if self._framer is None:
             self._head += chunk
+            if self._line_pending and b"\n" not in chunk:
+                if len(self._head) > self.max_event_size:
+                    raise EventTooLarge(self.max_event_size, 0)
+                return []
             kind = self._sniff(final=False)
             if kind is None:
                 return []
             self._start(kind)
-            chunk, self._head = self._head, b""
+            chunk, self._head = bytes(self._head), bytearray()
         return self._consume(self._framer.feed(chunk))
 
     def close(self) -> list[Record]:
@@ -85,7 +90,7 @@ class RecordReader:
         out: list[Record] = []
         if self._framer is None:
             self._start(self._sniff(final=True))
-            out += self._consume(self._framer.feed(self._head))
+            out += self._consume(self._framer.feed(bytes(self._head)))
         frame_end = self._framer.close()
         if self.normalizer is not None:
             return out + self.normalizer.close(frame_end)
@@ -97,10 +102,13 @@ class RecordReader:
 
     def _sniff(self, final: bool) -> str | None:
         kind = sniff(self._head, final)
+        if kind == "sse":
+            check_text(self._head, final)
         if kind != "ndjson":
             return kind
         line, newline, _ = self._head.lstrip(b" \t\r\n\xef\xbb\xbf").partition(b"\n")
         if not newline and not final:
+            self._line_pending = True
             return None
         try:
             first = orjson.loads(line)

@@ -11,7 +11,7 @@ from ..errors import ExitCode
 from ..framing import FRAMERS, AutoFramer, make_framer
 from ..sse import DEFAULT_MAX_EVENT_SIZE
 from ..wire import dumps, event_record
-from ._edge import Output, inputs, parse_size, run_stage, warn
+from ._edge import NO_STREAM, Output, inputs, parse_size, run_stage, warn
 
 From = Enum("From", {name: name for name in ["auto", *FRAMERS]}, type=str)
 
@@ -69,14 +69,18 @@ def frame(
                 framer = AutoFramer(comments=comments, max_event_size=limit)
             else:
                 framer = make_framer(kind, comments=comments, max_event_size=limit)
+            received = 0
             for chunk in chunks:
+                received += len(chunk)
                 items = framer.feed(chunk)
                 if items:
                     out.send(b"".join(
                         dumps(event_record(i, json_data=json_data, offsets=offsets)) for i in items
                     ))
             end = framer.close()
-            if end.truncated:
+            if not received:  # an earlier stage failed and said why: exit 0, pipefail keeps its code
+                warn("frame", f"{name}: {NO_STREAM}")
+            elif end.truncated:
                 warn("frame", f"{name}: truncated: {end.truncated} (at byte {end.offset})")
                 code = ExitCode.TRUNCATED
         return code
