@@ -13,7 +13,7 @@ For each generated corpus (anthropic.sse, openai.sse) this measures:
 
 Each figure is the best of ``--repeat`` runs. Generate the corpus first (it stays out of git):
 
-    python3 ../shared/bench/make_corpus.py --out /tmp/sse-corpus
+    python3 bench/make_corpus.py --out /tmp/sse-corpus
     .venv/bin/python bench/normalize_bench.py --corpus /tmp/sse-corpus
 
 Needs the ``bench`` extra (``pip install -e '.[bench]'``).
