@@ -38,12 +38,35 @@ def _main(
         _edge.debug = True
 
 
+EPILOG = """\b
+Examples:
+  sse-tool fetch --provider anthropic --model claude-sonnet-4-5 --prompt 'Hi' | sse-tool render
+  sse-tool frame samples/anthropic-thinking.sse | sse-tool normalize | jq -c .
+  sse-tool COMMAND --help;  man sse-tool;  man sse-tool-COMMAND
+
+\b
+Exit status (every command):
+  0 success   1 internal error   2 usage error   3 truncated   4 provider error
+  5 bad input   6 HTTP error   7 network failure   8 timeout
+  9 stopped early (only with --strict)   130 interrupted   141 the reader closed the pipe
+
+\b
+Environment:
+  NO_COLOR, FORCE_COLOR, TERM=dumb   colour of render's terminal view (--color)
+  SSE_TOOL_DEBUG=1                   as --debug
+  OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY   API keys for fetch --provider
+  HTTP_PROXY, HTTPS_PROXY, ALL_PROXY, NO_PROXY        proxies for fetch
+Output is UTF-8 whatever the locale. Completion: sse-tool --install-completion.
+"""
+
+
 def build(names=COMMANDS) -> typer.Typer:
     """The app with the subcommands ``names``."""
     app = typer.Typer(
         name="sse-tool",
         help="Streamed LLM responses (Server-Sent Events) as a Unix pipe:\n\n"
         "fetch URL | frame | normalize | render",
+        epilog=EPILOG,
         add_completion=True,
         no_args_is_help=True,
         pretty_exceptions_enable=False,

@@ -46,6 +46,12 @@ Exit status:
   7  network failure before the first byte (connect, DNS, TLS, reset)
   8  timeout: connect, first byte, idle or total; the message names which
   130 interrupted (the connection is closed at once); 141 the reader closed the pipe
+
+\b
+Environment (see man sse-tool-fetch):
+  OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY (or GOOGLE_API_KEY)  for --provider
+  HTTP_PROXY, HTTPS_PROXY, ALL_PROXY, NO_PROXY; SSL_CERT_FILE, SSL_CERT_DIR
+  SSE_TOOL_DEBUG=1  show the traceback of an internal error (as sse-tool --debug)
 """
 
 _OUTCOME = {

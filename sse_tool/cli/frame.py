@@ -27,6 +27,10 @@ Exit status:
   3  input ended inside an event (truncated; that event is not emitted)
   5  bad input, or an event over --max-event-size
   130 interrupted; 141 the reader closed the pipe (quietly)
+
+\b
+Environment (output is UTF-8 whatever the locale; see man sse-tool-frame):
+  SSE_TOOL_DEBUG=1  show the traceback of an internal error (as sse-tool --debug)
 """
 
 

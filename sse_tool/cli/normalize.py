@@ -49,6 +49,10 @@ Exit status:
      content filter, safety, refusal)
   130 interrupted (the records still end with a truncated end record)
   141 the reader closed the pipe (quietly)
+
+\b
+Environment (output is UTF-8 whatever the locale; see man sse-tool-normalize):
+  SSE_TOOL_DEBUG=1  show the traceback of an internal error (as sse-tool --debug)
 """
 
 

@@ -57,6 +57,13 @@ Exit status:
   5  bad input
   9  with --strict: complete, but the model stopped early (length, filter, refusal)
   130 interrupted; 141 the reader closed the pipe (quietly)
+
+\b
+Environment (see man sse-tool-render):
+  NO_COLOR          no colour on a terminal (--color always overrides it)
+  FORCE_COLOR       colour on a terminal whatever it seems to support (not into a pipe)
+  TERM=dumb         the plain view even on a terminal
+  SSE_TOOL_DEBUG=1  show the traceback of an internal error (as sse-tool --debug)
 """
 
 

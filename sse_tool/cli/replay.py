@@ -35,6 +35,10 @@ Exit status (a recording's, as fetch gave it):
   6  HTTP error status: nothing on stdout, the message on stderr
   7  network failure;  8  timeout
   2  usage error;  5  not a readable recording;  130 interrupted;  141 the reader closed the pipe
+
+\b
+Environment (see man sse-tool-replay):
+  SSE_TOOL_DEBUG=1  show the traceback of an internal error (as sse-tool --debug)
 """
 
 

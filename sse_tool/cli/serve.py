@@ -51,6 +51,12 @@ the upstream's host); credentials the client sends are dropped, never forwarded 
 \b
 Exit status: 2 usage error (a non-loopback --host without --allow-remote, a missing
 key, a port in use); 5 a recording that cannot be read; 130 stopped with Ctrl-C.
+
+\b
+Environment (see man sse-tool-serve):
+  SSE_TOOL_SERVE_TOKEN  the default of --token
+  OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY (or GOOGLE_API_KEY)  for the relay
+  SSE_TOOL_DEBUG=1  show the traceback of an internal error (as sse-tool --debug)
 """
 
 
