@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""Start-up of each pipe stage beside the floor of ``python -c "import typer, orjson"``.
+
+Runs ``sse-tool STAGE < /dev/null`` (output to /dev/null) for fetch, frame, normalize and
+render, round-robin with the baseline so that a change in machine load hits all alike,
+and prints per command the median wall time and the median CPU time (user + system, from
+``os.wait4``: less sensitive to other load on the machine), each as a ratio to the
+baseline. Target: each stage within 1.3x. ``fetch`` without a URL stops at the usage
+error, after its imports (httpx loads when the command starts).
+
+Then lists, per stage, the modules it imports beyond what ``import typer, orjson`` loads
+(top-level package names, stdlib included; sse_tool's own modules listed apart), so that
+a lazy import can be seen to be lazy.
+
+    .venv/bin/python bench/startup_bench.py            # 30 runs each, about a minute
+    .venv/bin/python bench/startup_bench.py --runs 10
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+STAGES = ("fetch", "frame", "normalize", "render")
+BASELINE = [sys.executable, "-c", "import typer, orjson"]
+
+
+def sse_tool_command() -> list[str]:
+    script = Path(sys.executable).parent / "sse-tool"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "sse_tool"]
+
+
+def run_once(command: list[str]) -> tuple[float, float]:
+    """(wall seconds, CPU seconds) of one run, stdin and stdout /dev/null."""
+    with open(os.devnull, "rb") as stdin, open(os.devnull, "wb") as out:
+        start = time.perf_counter()
+        proc = subprocess.Popen(command, stdin=stdin, stdout=out, stderr=out)
+        _, _, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        proc.returncode = 0  # reaped above
+    return wall, usage.ru_utime + usage.ru_stime
+
+
+def measure(runs: int) -> dict[str, tuple[float, float]]:
+    commands = {"typer+orjson": BASELINE} | {s: sse_tool_command() + [s] for s in STAGES}
+    samples: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
+    for name, command in commands.items():  # warm the page cache and .pyc files
+        run_once(command)
+    for _ in range(runs):
+        for name, command in commands.items():
+            samples[name].append(run_once(command))
+    return {name: (statistics.median(w for w, _ in s), statistics.median(c for _, c in s))
+            for name, s in samples.items()}
+
+
+PROBE = """
+import atexit, json, sys
+def report():
+    sys.__stderr__.write("MODULES " + json.dumps(sorted(sys.modules)) + "\\n")
+atexit.register(report)
+sys.argv = ["sse-tool", *sys.argv[1:]]
+from sse_tool.cli import main
+main()
+"""
+
+
+def modules_of(command: list[str], stdin: str = os.devnull) -> set[str]:
+    with open(stdin, "rb") as inp:
+        p = subprocess.run(command, stdin=inp, capture_output=True, text=True)
+    line = next(line for line in p.stderr.splitlines() if line.startswith("MODULES "))
+    return set(json.loads(line[len("MODULES "):]))
+
+
+def extra_imports() -> dict[str, tuple[list[str], list[str]]]:
+    base = modules_of([sys.executable, "-c",
+                       "import atexit, json, sys, typer, orjson\n"
+                       "atexit.register(lambda: sys.__stderr__.write('MODULES ' + json.dumps(sorted(sys.modules)) + '\\n'))"])
+    out = {}
+    for stage in STAGES:
+        extra = modules_of([sys.executable, "-c", PROBE, stage]) - base
+        tops = sorted({m.split(".")[0] for m in extra} - {"sse_tool"})
+        ours = sorted(m for m in extra if m.startswith("sse_tool."))
+        out[stage] = (tops, ours)
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=30)
+    args = parser.parse_args()
+
+    results = measure(args.runs)
+    base_wall, base_cpu = results["typer+orjson"]
+    print(f"start-up, median of {args.runs} runs (round-robin), stdin and stdout /dev/null\n")
+    print(f"{'command':<32} {'wall ms':>8} {'ratio':>6} {'cpu ms':>8} {'ratio':>6}")
+    for name, (wall, cpu) in results.items():
+        label = 'python -c "import typer, orjson"' if name == "typer+orjson" else f"sse-tool {name}"
+        print(f"{label:<32} {wall * 1000:8.1f} {wall / base_wall:6.2f} {cpu * 1000:8.1f} {cpu / base_cpu:6.2f}")
+    print("\nimported beyond typer + orjson (top-level names; then sse_tool modules):")
+    for stage, (tops, ours) in extra_imports().items():
+        print(f"  {stage}: {', '.join(tops) or '-'}")
+        print(f"  {' ' * len(stage)}  sse_tool: {', '.join(m[len('sse_tool.'):] for m in ours)}")
+
+
+if __name__ == "__main__":
+    main()
