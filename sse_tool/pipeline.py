@@ -18,7 +18,7 @@ import orjson
 
 from .errors import BadInput, EventTooLarge
 from .framing import check_text, make_framer, sniff
-from .model import End, Record, Status, from_record
+from .model import Delta, End, Record, Reset, Status, Transcript, from_record
 from .ndjson import NdjsonParser
 from .normalize import Normalizer
 from .sse import DEFAULT_MAX_EVENT_SIZE
@@ -58,6 +58,9 @@ class RecordReader:
         self._ended = False  # an End record was passed through (records input)
         #: bytes fed so far; none at all means no stream arrived (``close`` returns nothing)
         self.received = 0
+        #: each channel's text so far (the deltas handed out since the last reset), joined
+        #: only when read: ``transcript.text(Channel.ANSWER)`` beside each delta costs O(1)
+        self.transcript = Transcript()
         #: bad input found after good records in the same chunk: those records were
         #: returned, and the next ``feed``/``close`` raises this (a caller may check it first)
         self.error: BadInput | None = None
@@ -93,7 +96,7 @@ class RecordReader:
             out += self._consume(self._framer.feed(bytes(self._head)))
         frame_end = self._framer.close()
         if self.normalizer is not None:
-            return out + self.normalizer.close(frame_end)
+            return out + self._track(self.normalizer.close(frame_end))
         if not self._ended:
             out.append(End(Status.TRUNCATED, detail="input ended without an end record"))
         return out
@@ -121,8 +124,8 @@ class RecordReader:
         if kind in ("events", "records"):
             self._framer = NdjsonParser(max_event_size=self.max_event_size)
         else:
-            # comments=True: the reset marker travels as an SSE comment
-            self._framer = make_framer(kind, comments=True, max_event_size=self.max_event_size)
+            # Other comments mean nothing here (the SSE parser reports the reset marker anyway).
+            self._framer = make_framer(kind, max_event_size=self.max_event_size)
         if kind != "records":
             self.normalizer = Normalizer(self.provider)
 
@@ -134,7 +137,16 @@ class RecordReader:
             if not out:
                 raise
             self.error = exc  # hand out the good records first (as the framers do)
-        return out
+        return self._track(out)
+
+    def _track(self, records: list[Record]) -> list[Record]:
+        transcript = self.transcript
+        for record in records:
+            if type(record) is Delta:
+                transcript.add(record)
+            elif type(record) is Reset:
+                transcript.clear()
+        return records
 
     def _convert(self, items: list, out: list[Record]) -> None:
         if self.source == "records":
