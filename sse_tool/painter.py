@@ -98,12 +98,13 @@ class Painter:
         self.finished = True
         self.view.finish(self.draft, end, self.clock())
 
-    def abort(self) -> None:
-        """Stop without a result (interrupted, bad input): the view cleans up."""
+    def abort(self, why: str | None = "interrupted") -> None:
+        """Stop without a result (interrupted, bad input, no stream): the view cleans up
+        and says ``why`` the answer is incomplete (None: nothing to say)."""
         if not self.finished:
             self._due = None
             self.finished = True
-            self.view.abort(self.draft, self.clock())
+            self.view.abort(self.draft, self.clock(), why)
 
     def _paint(self, now: float) -> None:
         self._due = None

@@ -33,7 +33,7 @@ class LogView:
     def finish(self, draft, end, now):
         self.log.append(("finish", draft.answer, end.status))
 
-    def abort(self, draft, now):
+    def abort(self, draft, now, why=None):
         self.log.append(("abort", draft.answer, now))
 
     def kinds(self):

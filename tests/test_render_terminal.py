@@ -172,3 +172,17 @@ def test_interrupting_stops_the_live_region_and_shows_the_cursor():
     out = s.file.getvalue()
     assert out.endswith("\x1b[?25h\u23f9 interrupted: the answer is incomplete\n")
     assert "interrupted" in s.text() and "partial" not in s.text()
+
+
+def test_bad_input_says_it_stopped_on_bad_input_not_that_it_was_interrupted():
+    s = Screen()
+    s.feed([answer("partial")])
+    s.painter.abort("stopped: bad input")
+    assert "stopped: bad input: the answer is incomplete" in s.text()
+    assert "interrupted" not in s.text() and "partial" not in s.text()
+
+
+def test_no_stream_leaves_the_screen_clean_for_the_one_line_message():
+    s = Screen()
+    s.painter.abort(None)
+    assert s.text() == ""

@@ -33,8 +33,15 @@ class MissingInput(SseToolError):
 def warn(stage: str, message: str) -> None:
     """One diagnostic line on stderr."""
     line = " ".join(str(message).split("\n"))
-    sys.stderr.write(f"sse-tool {stage}: {line}\n")
+    text = f"sse-tool {stage}: {line}\n"
     sys.stderr.flush()
+    stream = getattr(sys.stderr, "buffer", None)
+    if stream is None:  # a text-only stderr (some test runners)
+        sys.stderr.write(text)
+        sys.stderr.flush()
+    else:  # UTF-8 bytes whatever the locale, as on stdout
+        stream.write(text.encode("utf-8", "replace"))
+        stream.flush()
 
 
 def read_fd(fd: int, size: int = READ_SIZE) -> Iterator[bytes]:

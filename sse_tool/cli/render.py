@@ -16,7 +16,7 @@ from typing import Optional
 import orjson
 import typer
 
-from ..errors import ExitCode
+from ..errors import BadInput, ExitCode
 from ..model import Status
 from ..painter import Painter
 from ..pipeline import SOURCES, RecordReader
@@ -147,14 +147,17 @@ def render(
         reader = RecordReader(provider.value, source.value, max_event_size=limit)
         try:
             end = pump(fd, reader, painter, clock)
-        except BaseException:
-            painter.abort()
+        except KeyboardInterrupt:
+            painter.abort("interrupted")
+            raise
+        except BaseException as exc:  # the one-line message follows on stderr
+            painter.abort("stopped: bad input" if isinstance(exc, BadInput) else "stopped")
             raise
         finally:
             if stats:
                 _report(painter, clock())
         if end is None:
-            painter.abort()
+            painter.abort(None)
             warn("render", NO_STREAM)
             return ExitCode.OK
         if end.status is not Status.COMPLETE:

@@ -133,7 +133,7 @@ def serve(
         log(f"listening on http://{shown}:{bound[1]}/ ({what}); Ctrl-C stops")
         config = uvicorn.Config(gated, log_level="warning", access_log=False, lifespan="off",
                                 http="h11", ws="none", loop="asyncio", server_header=False,
-                                timeout_graceful_shutdown=1)
+                                timeout_graceful_shutdown=1, use_colors=False)
         logging.getLogger("uvicorn.error").addFilter(QuietCuts())
         uvicorn.Server(config).run(sockets=[sock])
         return ExitCode.OK

@@ -78,8 +78,8 @@ class PlainView:
         for call in draft.tool_calls():
             self.err(tool_line(call) + "\n")
 
-    def abort(self, draft: Draft, now: float) -> None:
-        pass
+    def abort(self, draft: Draft, now: float, why: str | None = None) -> None:
+        pass  # the one-line diagnostic on stderr says it all
 
     def _stream_reasoning(self, draft: Draft) -> None:
         text = draft.reasoning

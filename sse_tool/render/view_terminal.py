@@ -87,12 +87,13 @@ class TerminalView:
             message += f"\n  the partial answer ({words} words) is not shown; --on-truncate keep shows it"
         print_(Text(message, style="bold red"))
 
-    def abort(self, draft: Draft, now: float) -> None:
+    def abort(self, draft: Draft, now: float, why: str | None = "interrupted") -> None:
         self._stop()
         self._commit_reasoning(draft, now)
         if draft.answer and self.keep_partial:
             self.console.print(Text(draft.answer))
-        self.console.print(Text("\u23f9 interrupted: the answer is incomplete", style="bold red"))
+        if why:
+            self.console.print(Text(f"\u23f9 {why}: the answer is incomplete", style="bold red"))
 
     # -- drawing ------------------------------------------------------------------------
 
