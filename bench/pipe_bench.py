@@ -18,7 +18,8 @@ within 1 ms and p99 within 5 ms). The first ``--warmup`` events are left out.
 (b) Throughput of ``sse-tool frame < anthropic.sse | normalize | render > /dev/null`` on
 the 20 MB corpus (best of ``--repeat``), each stage's CPU time and peak memory (max RSS,
 both from ``os.wait4``; CPU time is the figure a loaded machine disturbs least), each
-stage alone, and beside three plain line relays.
+stage alone, and beside three plain relays that flush per line (a peer, not a floor:
+flushing every line costs more than flushing every input chunk).
 
     python3 bench/make_corpus.py --out /tmp/sse-corpus
     .venv/bin/python bench/pipe_bench.py --corpus /tmp/sse-corpus      # about 2 minutes
@@ -255,7 +256,7 @@ def measure_throughput(corpus: Path, repeat: int) -> None:
         "frame alone": [tool + ["frame"]],
         "normalize alone (raw SSE in)": [tool + ["normalize"]],
         "render alone (raw SSE in)": [tool + ["render"]],
-        "3 plain line relays (floor)": [relay] * 3,
+        "3 plain relays, flush per line": [relay] * 3,
     }
     print(f"(b) throughput on {path} ({size / 1e6:.1f} MB), best of {repeat}, output to /dev/null\n")
     print(f"{'chain':<32} {'s':>6} {'MB/s':>7}  {'exit codes':<12} {'CPU s per stage':<18} max RSS per stage (MiB)")

@@ -84,7 +84,10 @@ def extra_imports() -> dict[str, tuple[list[str], list[str]]]:
     out = {}
     for stage in STAGES:
         extra = modules_of([sys.executable, "-c", PROBE, stage]) - base
-        tops = sorted({m.split(".")[0] for m in extra} - {"sse_tool"})
+        loaded = {m.split(".")[0] for m in base}
+        # a new package by its name; a new part of a package already loaded by its full name
+        tops = sorted({m if m.split(".")[0] in loaded else m.split(".")[0] for m in extra
+                       if not m.startswith("sse_tool")})
         ours = sorted(m for m in extra if m.startswith("sse_tool."))
         out[stage] = (tops, ours)
     return out
