@@ -19,9 +19,8 @@ An ``end`` record is always last, exactly once.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+from typing import Any, NamedTuple
 
 #: stop reasons meaning the model stopped before it was done (a length limit, a content
 #: filter, a refusal), compared in lower case across the dialects' spellings; ``--strict``
@@ -60,14 +59,17 @@ class Status(str, Enum):
     ERROR = "error"
 
 
-@dataclass(frozen=True, slots=True)
-class Delta:
+# Records are named tuples, not dataclasses: they are built once per delta on the hot path
+# and a pipe stage's start-up time counts (a frozen dataclass costs several times more to
+# build and to define). Equality is made type-strict below, unlike a plain tuple's.
+
+
+class Delta(NamedTuple):
     channel: Channel
     text: str
 
 
-@dataclass(frozen=True, slots=True)
-class ToolCall:
+class ToolCall(NamedTuple):
     """A tool call starting (``id``/``name`` set) or a piece of its JSON arguments."""
 
     index: int
@@ -76,26 +78,22 @@ class ToolCall:
     arguments: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class Usage:
+class Usage(NamedTuple):
     usage: dict
 
 
-@dataclass(frozen=True, slots=True)
-class Meta:
+class Meta(NamedTuple):
     """Other metadata kept apart from the text: model, ids, citations, grounding, ..."""
 
     key: str
     value: Any
 
 
-@dataclass(frozen=True, slots=True)
-class Reset:
+class Reset(NamedTuple):
     """Discard the draft: a new attempt starts."""
 
 
-@dataclass(frozen=True, slots=True)
-class End:
+class End(NamedTuple):
     status: Status
     stop_reason: str | None = None
     usage: dict | None = None
@@ -104,6 +102,18 @@ class End:
     #: why the stream counts as truncated or failed, in words (for diagnostics)
     detail: str | None = None
 
+
+def _same_type_eq(self, other) -> bool:
+    return type(self) is type(other) and tuple.__eq__(self, other)
+
+
+def _same_type_ne(self, other) -> bool:
+    return not _same_type_eq(self, other)
+
+
+# A Meta("answer", "x") must not equal a Delta(Channel.ANSWER, "x"), as plain tuples would.
+for _cls in (Delta, ToolCall, Usage, Meta, Reset, End):
+    _cls.__eq__, _cls.__ne__, _cls.__hash__ = _same_type_eq, _same_type_ne, tuple.__hash__
 
 Record = Delta | ToolCall | Usage | Meta | Reset | End
 
@@ -154,7 +164,6 @@ def from_record(rec: dict) -> Record:
     raise ValueError(f"unknown record type {kind!r}")
 
 
-@dataclass
 class Transcript:
     """Channel texts accumulated cheaply: pieces are kept and joined only when read.
 
@@ -163,7 +172,10 @@ class Transcript:
     second (a throttled painter) pays a few joins a second, not one per delta.
     """
 
-    pieces: dict[Channel, list[str]] = field(default_factory=lambda: {c: [] for c in Channel})
+    __slots__ = ("pieces",)
+
+    def __init__(self) -> None:
+        self.pieces: dict[Channel, list[str]] = {c: [] for c in Channel}
 
     def add(self, delta: Delta) -> None:
         self.pieces[delta.channel].append(delta.text)

@@ -29,7 +29,6 @@ limit trips at the same event whatever the chunking.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from itertools import islice, repeat
 from typing import NamedTuple
 
@@ -77,8 +76,7 @@ class SseComment(NamedTuple):
     offset: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class FrameEnd:
+class FrameEnd(NamedTuple):
     """What end of input meant. ``truncated`` names why the input stopped mid-event."""
 
     truncated: str | None

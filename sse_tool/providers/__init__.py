@@ -16,18 +16,37 @@ know (providers add event types over time).
 
 from __future__ import annotations
 
-from .anthropic import Anthropic
-from .cohere import Cohere
-from .gemini import Gemini
-from .ollama import Ollama
-from .openai_chat import OpenAIChat
-from .openai_responses import OpenAIResponses
-from .vertex_search import VertexSearch
+from collections.abc import Iterator, Mapping
+from importlib import import_module
 
-#: name -> adapter class, in the order auto-detection asks them
-PROVIDERS: dict = {cls.name: cls for cls in (
-    Anthropic, OpenAIResponses, OpenAIChat, Gemini, VertexSearch, Ollama, Cohere,
-)}
+#: name -> (module, class) of each adapter, in the order auto-detection asks them
+_ADAPTERS = {
+    "anthropic": ("anthropic", "Anthropic"),
+    "openai-responses": ("openai_responses", "OpenAIResponses"),
+    "openai": ("openai_chat", "OpenAIChat"),
+    "gemini": ("gemini", "Gemini"),
+    "vertex-search": ("vertex_search", "VertexSearch"),
+    "ollama": ("ollama", "Ollama"),
+    "cohere": ("cohere", "Cohere"),
+}
+
+
+class _Table(Mapping):
+    """name -> adapter class; a module is imported when its class is first asked for, so
+    a stage that reads one provider's stream does not load the others."""
+
+    def __getitem__(self, name: str):
+        module, cls = _ADAPTERS[name]
+        return getattr(import_module(f".{module}", __name__), cls)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_ADAPTERS)
+
+    def __len__(self) -> int:
+        return len(_ADAPTERS)
+
+
+PROVIDERS: Mapping = _Table()
 
 
 def recognise(event: str, payload) -> str | None:
