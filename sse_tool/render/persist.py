@@ -9,7 +9,6 @@ neither created nor touched. ``check_writable`` fails early, before any streamin
 from __future__ import annotations
 
 import os
-import tempfile
 
 from ..errors import ExitCode, SseToolError
 
@@ -39,6 +38,8 @@ def _mode_for(path: str) -> int:
 
 def write_atomic(path: str, data: bytes) -> None:
     directory = os.path.dirname(os.path.abspath(path))
+    import tempfile  # only when there is something to write: start-up time counts
+
     fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
