@@ -29,7 +29,8 @@ limit trips at the same event whatever the chunking.
 from __future__ import annotations
 
 import re
-from itertools import islice, repeat
+from itertools import accumulate, count, islice, repeat
+from operator import add, sub
 from typing import NamedTuple
 
 from .decode import BOM, decode_field
@@ -88,15 +89,35 @@ class FrameEnd(NamedTuple):
 
 
 _new = tuple.__new__  # builds an SseEvent without the keyword-handling __new__
+_decode = bytes.decode  # decode_field, called from map() with "utf-8", "replace"
+
+# One block of each usual shape, ended by its blank line: the data, (the event name, the data).
+_DATA_BLOCK = re.compile(rb"data: ([^\n]*)\n\n")
+_EVENT_BLOCK = re.compile(rb"event: ([^\n]*)\ndata: ([^\n]*)\n\n")
+#: from this many bytes of blocks, try _run before reading block by block
+_RUN_FROM = 1024
+
+#: pieces of an unfinished line appended between two counts of their size (see _count)
+_COUNT_EVERY = 64
+
+
+class _EventNames(dict):
+    """Decoded ``event`` values by their bytes (b"": no event line): a stream repeats a few."""
+
+    def __missing__(self, raw: bytes) -> str:
+        name = decode_field(raw)
+        if len(self) < 256:  # bounded: a hostile stream may send a new name every event
+            self[raw] = name
+        return name
 
 
 class SseParser:
     """Incremental WHATWG event-stream parser: ``feed(bytes) -> list``, then ``close()``."""
 
     __slots__ = (
-        "comments", "max_event_size", "_pending", "_room", "_pos", "_watch", "_head",
-        "_after_cr", "_data", "_type", "_block_start", "_block_pos", "_size", "_last_id",
-        "_retry", "_error",
+        "comments", "max_event_size", "_pending", "_counted", "_counted_size", "_count_at",
+        "_pos", "_watch", "_head", "_after_cr", "_data", "_type", "_block_start",
+        "_block_pos", "_size", "_last_id", "_retry", "_error", "_names",
     )
 
     def __init__(
@@ -105,9 +126,12 @@ class SseParser:
         self.comments = comments
         self.max_event_size = max_event_size
         # Bytes not interpreted yet, from a line start: complete LF lines waiting for their
-        # blank line, then the start of a line not terminated yet.
+        # blank line, then the start of a line not terminated yet. Their size is added up
+        # every _COUNT_EVERY pieces, not per piece (see _count).
         self._pending: list[bytes] = []
-        self._room = max_event_size  # bytes the event may still grow by (see _size)
+        self._counted = 0  # pieces of _pending whose bytes are in _counted_size
+        self._counted_size = 0
+        self._count_at = _COUNT_EVERY  # count again once _pending holds more pieces
         self._pos = 0  # input offset where the pending bytes start (a BOM counts)
         # feed() looks at a chunk's first bytes only while _watch is set: at the start of
         # the stream (a BOM), after a chunk ending in CR (a CRLF split), after a failure.
@@ -124,29 +148,39 @@ class SseParser:
         self._last_id: str | None = None
         self._retry: int | None = None
         self._error: EventTooLarge | None = None
+        self._names = _EventNames({b"": "message"})
 
     # -- public API ---------------------------------------------------------------------
 
     def feed(self, chunk: bytes) -> list[SseEvent | SseComment]:
+        # Most small chunks hold no line end: keep the piece, nothing else. (``10 in chunk``,
+        # not ``b"\n" in chunk``: with a bytes needle, CPython first tries it as an int.)
+        if 10 not in chunk and 13 not in chunk and not self._watch:
+            if chunk:
+                pending = self._pending
+                pending.append(chunk)
+                if len(pending) > self._count_at:
+                    return self._count([])
+            return []
         if self._watch:
             chunk = self._chunk_start(chunk)
-        if not chunk:
-            return []
-        if self.comments or b"\r" in chunk:
-            return self._feed_lines(chunk)
-        # The common case, LF line ends only. An event is never interpreted before its
-        # blank line, so bytes wait, uninterpreted, until a chunk completes a blank line.
-        end = chunk.rfind(b"\n\n") + 2
-        if end == 1:  # none inside the chunk, but the chunk may start with one
-            if chunk[0] != 10 or not self._at_line_start():
-                self._pending.append(chunk)
-                self._room -= len(chunk)
-                if self._room < 0:
-                    return self._fail([])
+            if not chunk:
                 return []
+        if self.comments or 13 in chunk:
+            return self._feed_lines(chunk)
+        # LF line ends only. An event is never interpreted before its blank line, so bytes
+        # wait, uninterpreted, until a chunk completes a blank line.
+        end = chunk.rfind(b"\n\n") + 2
+        if end == 1 and (chunk[0] != 10 or not self._at_line_start()):
+            # no blank line completed (one may start this chunk, after a line end)
+            pending = self._pending
+            pending.append(chunk)
+            if len(pending) > self._count_at:
+                return self._count([])
+            return []
         out: list[SseEvent | SseComment] = []
         try:
-            self._lf_lines(self._take(chunk, end), out)
+            self._blocks(self._take(chunk, end), out)
         except EventTooLarge:
             return self._fail(out)
         return self._keep(chunk, end, out)
@@ -158,11 +192,17 @@ class SseParser:
         if self._head:  # a lone partial BOM is an incomplete line
             self._pending.append(self._head)
             self._head = None
-        rest = b"".join(self._pending)
+        rest = self._take(b"", 0)
         cut = rest.rfind(b"\n") + 1
-        if cut:  # complete lines still waiting: does one of them start an event?
-            self._lf_lines(rest[:cut], [])  # there is no blank line among them: no output
-        self._pending = [rest[cut:]] if cut < len(rest) else []
+        try:
+            if cut:  # complete lines still waiting: does one of them start an event?
+                self._lf_lines(rest[:cut], [])  # there is no blank line among them: no output
+            if self._size + len(rest) - cut > self.max_event_size:  # sizes are counted late
+                raise EventTooLarge(self.max_event_size, self._block_pos)
+        except EventTooLarge:
+            self._fail([])
+        if cut < len(rest):
+            self._pending.append(rest[cut:])
         end = self._pos + len(rest) - cut
         if cut < len(rest):
             why = "input ended in the middle of a line"
@@ -178,15 +218,15 @@ class SseParser:
         """Interpret every line the chunk completes (CR line ends, or comments wanted)."""
         end = max(chunk.rfind(b"\n"), chunk.rfind(b"\r")) + 1
         if not end:
-            self._pending.append(chunk)
-            self._room -= len(chunk)
-            if self._room < 0:
-                return self._fail([])
+            pending = self._pending
+            pending.append(chunk)
+            if len(pending) > self._count_at:
+                return self._count([])
             return []
         lines = self._take(chunk, end)
         out: list[SseEvent | SseComment] = []
         try:
-            if b"\r" in lines:
+            if 13 in lines:
                 parts = _LINE_END.split(lines)
                 self._lines(parts[0:-1:2], [len(t) for t in parts[1::2]], out)
                 if lines[-1] == 13 and end == len(chunk):
@@ -198,7 +238,9 @@ class SseParser:
         return self._keep(chunk, end, out)
 
     def _take(self, chunk: bytes, end: int) -> bytes:
-        """The pending bytes plus ``chunk[:end]``, joined once."""
+        """The pending bytes plus ``chunk[:end]``, joined once; nothing stays pending."""
+        self._counted = self._counted_size = 0
+        self._count_at = _COUNT_EVERY
         if self._pending:
             self._pending.append(chunk[:end])
             lines = b"".join(self._pending)
@@ -208,13 +250,27 @@ class SseParser:
 
     def _keep(self, chunk: bytes, end: int, out: list) -> list:
         """Keep ``chunk[end:]`` pending; return ``out``."""
-        self._room = self.max_event_size - self._size
         if end < len(chunk):
             rest = chunk[end:]
             self._pending.append(rest)
-            self._room -= len(rest)
-            if self._room < 0:
+            self._counted, self._counted_size = 1, len(rest)
+            if self._size + len(rest) > self.max_event_size:
                 return self._fail(out)
+        return out
+
+    def _count(self, out: list) -> list:
+        """Add up the pieces appended since the last count; fail past the size limit.
+
+        Counting every _COUNT_EVERY pieces instead of every piece keeps the common call
+        short; an event still fails at the same place (its size is checked in full once its
+        lines are read), and memory stays within the limit plus _COUNT_EVERY chunks.
+        """
+        pending = self._pending
+        self._counted_size += sum(map(len, pending[self._counted :]))
+        self._counted = len(pending)
+        self._count_at = self._counted + _COUNT_EVERY
+        if self._size + self._counted_size > self.max_event_size:
+            return self._fail(out)
         return out
 
     def _at_line_start(self) -> bool:
@@ -241,8 +297,7 @@ class SseParser:
                 chunk = chunk[1:]
                 if self._size:  # it ended a line of the event being built
                     self._size += 1
-                    self._room -= 1
-                    if self._room < 0:
+                    if self._size > self.max_event_size:
                         self._fail([])
                 else:  # it ended a blank line
                     self._block_pos += 1
@@ -260,45 +315,104 @@ class SseParser:
         raise self._error
 
     def _lf_lines(self, lines: bytes, out: list) -> None:
-        """Complete lines ending in LF, with no CR: the common case, a block at a time."""
-        blocks = lines.split(b"\n\n")
-        tail = blocks.pop()  # lines after the last blank line: "" or ending in LF
-        if blocks:
-            first = 0
-            if self._block_start is not None or self._size:  # it continues an event
-                self._lines(blocks[0].split(b"\n") + [b""], repeat(1), out)
-                first = 1
-            pos = self._pos
-            last_id, retry, limit = self._last_id, self._retry, self.max_event_size
-            for block in islice(blocks, first, None):
-                # Each block is a run of lines after a blank line and before the next one.
-                # The two usual shapes become events directly: the result is the same as
-                # reading them line by line (the spec's "data: " strips exactly one space).
-                if len(block) < limit:
-                    if block[:6] == b"data: " and b"\n" not in block:
+        """Complete lines ending in LF, with no CR: blocks up to the last blank line, then
+        the lines after it, which start an event."""
+        cut = lines.rfind(b"\n\n") + 2
+        if cut > 1:
+            self._blocks(lines[:cut] if cut < len(lines) else lines, out)
+        else:
+            cut = 0
+        if cut < len(lines):
+            self._lines(lines[cut:-1].split(b"\n"), repeat(1), out)
+
+    def _blocks(self, lines: bytes, out: list) -> None:
+        """Complete LF lines (no CR) up to a blank line: the lines of an event read line by
+        line, if one goes on, then blocks (the lines between two blank lines)."""
+        start = 0
+        if self._block_start is not None or self._size:
+            start = 1 if lines[0] == 10 else lines.find(b"\n\n") + 2
+            self._lines(lines[: start - 1].split(b"\n"), repeat(1), out)  # ends with b"", the blank line
+        if len(lines) - start < _RUN_FROM or not self._run(lines, start, out):
+            self._each_block(lines, start, out)
+
+    def _run(self, lines: bytes, start: int, out: list) -> bool:
+        """If every block of ``lines[start:]`` has the shape of the first, ``data: D`` or
+        ``event: E`` + ``data: D``, append their events and return True; else do nothing.
+
+        One regex finds the blocks; the events are built by maps in C, no Python loop per
+        event. The blocks found tile the input exactly when their lengths add up to it.
+        """
+        pos = self._pos
+        if lines.startswith(b"data: ", start):
+            data = _DATA_BLOCK.findall(lines, start)
+            names = repeat("message")
+            # a block is "data: ", the data and two LFs: where each starts, then the end
+            bounds = list(map(add, accumulate(map(len, data), initial=0), count(pos, 8)))
+        elif lines.startswith(b"event: ", start):
+            found = _EVENT_BLOCK.findall(lines, start)
+            if not found:
+                return False
+            names, data = zip(*found)
+            bounds = list(map(add, accumulate(map(add, map(len, names), map(len, data)), initial=0),
+                              count(pos, 16)))
+            names = map(self._names.__getitem__, names)
+        else:
+            return False
+        size = len(lines) - start
+        if bounds[-1] - pos != size:
+            return False  # other blocks among them
+        if size > self.max_event_size and max(map(sub, bounds[1:], bounds)) - 1 > self.max_event_size:
+            return False  # an event over the limit: _each_block fails at it
+        out.extend(map(_new, repeat(SseEvent), zip(
+            names,
+            map(_decode, data, repeat("utf-8"), repeat("replace")),
+            repeat(self._last_id),
+            repeat(self._retry),
+            bounds,
+            map(add, islice(bounds, 1, None), repeat(-1)),  # where its blank line starts
+        )))
+        self._pos = self._block_pos = bounds[-1]
+        return True
+
+    def _each_block(self, lines: bytes, start: int, out: list) -> None:
+        """Blocks one at a time: the two usual shapes directly (the result is the same as
+        reading them line by line: the spec's ``data: `` strips exactly one space), any
+        other block through ``_lines``."""
+        pos, end = self._pos, len(lines)
+        last_id, retry, limit = self._last_id, self._retry, self.max_event_size
+        while start < end:
+            if lines[start] == 10:  # a blank line with no event before it: nothing to do
+                pos += 1
+                start += 1
+                continue
+            stop = lines.find(b"\n\n", start) + 2
+            if stop - start <= limit:  # else _lines fails at it
+                if lines.startswith(b"data: ", start):
+                    if lines.find(b"\n", start) == stop - 2:
                         out.append(_new(SseEvent, (
-                            "message", block[6:].decode("utf-8", "replace"),
-                            last_id, retry, pos, pos + len(block) + 1,
+                            "message", lines[start + 6 : stop - 2].decode("utf-8", "replace"),
+                            last_id, retry, pos, pos + stop - start - 1,
                         )))
-                        pos += len(block) + 2
+                        pos += stop - start
+                        start = stop
                         continue
-                    if block[:7] == b"event: ":
-                        nl = block.find(b"\n")
-                        if block[nl + 1 : nl + 7] == b"data: " and block.find(b"\n", nl + 1) < 0:
-                            out.append(_new(SseEvent, (
-                                block[7:nl].decode("utf-8", "replace") or "message",
-                                block[nl + 7 :].decode("utf-8", "replace"),
-                                last_id, retry, pos, pos + len(block) + 1,
-                            )))
-                            pos += len(block) + 2
-                            continue
-                self._pos = self._block_pos = pos
-                self._lines(block.split(b"\n") + [b""], repeat(1), out)  # "" is the blank line
-                pos = self._pos
-                last_id, retry = self._last_id, self._retry
+                elif lines.startswith(b"event: ", start):
+                    nl = lines.find(b"\n", start)
+                    if lines.startswith(b"data: ", nl + 1) and lines.find(b"\n", nl + 1) == stop - 2:
+                        out.append(_new(SseEvent, (
+                            self._names[lines[start + 7 : nl]],
+                            lines[nl + 7 : stop - 2].decode("utf-8", "replace"),
+                            last_id, retry, pos, pos + stop - start - 1,
+                        )))
+                        pos += stop - start
+                        start = stop
+                        continue
             self._pos = self._block_pos = pos
-        if tail:
-            self._lines(tail[:-1].split(b"\n"), repeat(1), out)
+            self._lines(lines[start : stop - 1].split(b"\n"), repeat(1), out)  # ends with b"": the blank line
+            pos = self._pos
+            last_id, retry = self._last_id, self._retry
+            start = stop
+        self._pos = self._block_pos = pos
 
     def _lines(self, lines: list[bytes], lengths, out: list) -> None:
         """Apply complete lines, one by one, as the spec reads them."""
@@ -350,7 +464,7 @@ class SseParser:
             elif name == b"event":
                 self._type = value
             elif name == b"id":
-                if b"\x00" not in value:  # spec: an id with NUL is ignored
+                if 0 not in value:  # spec: an id with NUL is ignored
                     self._last_id = decode_field(value)
             elif name == b"retry":
                 # bytes.isdigit: ASCII digits only, never empty. The length test keeps
