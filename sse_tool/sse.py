@@ -29,8 +29,7 @@ limit trips at the same event whatever the chunking.
 from __future__ import annotations
 
 import re
-from itertools import accumulate, count, islice, repeat
-from operator import add, sub
+from itertools import repeat
 from typing import NamedTuple
 
 from .decode import BOM, decode_field
@@ -89,11 +88,13 @@ class FrameEnd(NamedTuple):
 
 
 _new = tuple.__new__  # builds an SseEvent without the keyword-handling __new__
-_decode = bytes.decode  # decode_field, called from map() with "utf-8", "replace"
 
 # One block of each usual shape, ended by its blank line: the data, (the event name, the data).
-_DATA_BLOCK = re.compile(rb"data: ([^\n]*)\n\n")
-_EVENT_BLOCK = re.compile(rb"event: ([^\n]*)\ndata: ([^\n]*)\n\n")
+
+# One block of a usual shape, ``data: D`` or ``event: E`` + ``data: D``, with its blank
+# line: (the event line or None, D). Reading it so gives what the spec's rules give: the
+# one space after each colon is stripped, the data is the one data line.
+_BLOCK = re.compile(rb"(?:(event: [^\n]*)\n)?data: ([^\n]*)\n\n")
 #: from this many bytes of blocks, try _run before reading block by block
 _RUN_FROM = 1024
 
@@ -102,12 +103,12 @@ _COUNT_EVERY = 64
 
 
 class _EventNames(dict):
-    """Decoded ``event`` values by their bytes (b"": no event line): a stream repeats a few."""
+    """Event types by their ``event: `` line: a stream repeats a few, decoded once here."""
 
-    def __missing__(self, raw: bytes) -> str:
-        name = decode_field(raw)
+    def __missing__(self, line: bytes) -> str:
+        name = decode_field(line[7:]) or "message"  # spec: an empty type means "message"
         if len(self) < 256:  # bounded: a hostile stream may send a new name every event
-            self[raw] = name
+            self[line] = name
         return name
 
 
@@ -148,7 +149,7 @@ class SseParser:
         self._last_id: str | None = None
         self._retry: int | None = None
         self._error: EventTooLarge | None = None
-        self._names = _EventNames({b"": "message"})
+        self._names = _EventNames({None: "message"})  # None: no event line
 
     # -- public API ---------------------------------------------------------------------
 
@@ -178,12 +179,39 @@ class SseParser:
             if len(pending) > self._count_at:
                 return self._count([])
             return []
+        pending = self._pending
+        if pending:  # the pending pieces and the chunk up to its last blank line, joined once
+            pending.append(chunk[:end])
+            lines = b"".join(pending)
+            pending.clear()
+            if self._counted:
+                self._counted = self._counted_size = 0
+                self._count_at = _COUNT_EVERY
+        else:
+            lines = chunk[:end]
         out: list[SseEvent | SseComment] = []
-        try:
-            self._blocks(self._take(chunk, end), out)
-        except EventTooLarge:
-            return self._fail(out)
-        return self._keep(chunk, end, out)
+        # Small chunks complete one block at a time: one regex call reads the usual shapes.
+        # (Not on many blocks: a failed fullmatch backtracks through the first one.)
+        match = _BLOCK.fullmatch(lines) if len(lines) < _RUN_FROM else None
+        if match and self._block_start is None and not self._size and len(lines) <= self.max_event_size + 1:
+            kind, data = match.groups()
+            pos = self._pos
+            out.append(_new(SseEvent, (
+                self._names[kind], data.decode("utf-8", "replace"),
+                self._last_id, self._retry, pos, pos + len(lines) - 1,
+            )))
+            self._pos = self._block_pos = pos + len(lines)
+        else:
+            try:
+                self._blocks(lines, out)
+            except EventTooLarge:
+                return self._fail(out)
+        if end < len(chunk):
+            rest = chunk[end:]
+            pending.append(rest)
+            if self._size + len(rest) > self.max_event_size:
+                return self._fail(out)
+        return out
 
     def close(self) -> FrameEnd:
         """End of input: report whether it stopped inside an event (which is discarded)."""
@@ -339,74 +367,67 @@ class SseParser:
         """If every block of ``lines[start:]`` has the shape of the first, ``data: D`` or
         ``event: E`` + ``data: D``, append their events and return True; else do nothing.
 
-        One regex finds the blocks; the events are built by maps in C, no Python loop per
-        event. The blocks found tile the input exactly when their lengths add up to it.
+        The blocks are split with one C call and checked as a whole, so the loop per event
+        only decodes and builds the event. (Method calls such as ``bytes.find`` cost more
+        than the rest of that loop: they are kept out of it.)
         """
-        pos = self._pos
+        if len(lines) - start > self.max_event_size:
+            return False  # an event may be over the limit: _each_block fails at it
+        pos, last_id, retry = self._pos, self._last_id, self._retry
+        append = out.append
         if lines.startswith(b"data: ", start):
-            data = _DATA_BLOCK.findall(lines, start)
-            names = repeat("message")
-            # a block is "data: ", the data and two LFs: where each starts, then the end
-            bounds = list(map(add, accumulate(map(len, data), initial=0), count(pos, 8)))
-        elif lines.startswith(b"event: ", start):
-            found = _EVENT_BLOCK.findall(lines, start)
-            if not found:
+            data = lines[start + 6 : -2].split(b"\n\ndata: ")
+            if 10 in b"".join(data):  # some block has another line
                 return False
-            names, data = zip(*found)
-            bounds = list(map(add, accumulate(map(add, map(len, names), map(len, data)), initial=0),
-                              count(pos, 16)))
-            names = map(self._names.__getitem__, names)
+            for line in data:  # a block: "data: ", the data, two LFs
+                end = pos + len(line) + 7
+                append(_new(SseEvent, ("message", line.decode("utf-8", "replace"), last_id, retry, pos, end)))
+                pos = end + 1
+        elif lines.startswith(b"event: ", start):
+            # The lines of k blocks: k times an event line, a data line and a blank line.
+            parts = lines[start:-2].split(b"\n")
+            kinds, data = parts[0::3], parts[1::3]
+            if (len(parts) % 3 != 2 or any(parts[2::3])
+                    or b"\n".join(kinds).count(b"\nevent: ") != len(kinds) - 1
+                    or b"\n".join(data).count(b"\ndata: ") != len(data) - 1
+                    or data[0][:6] != b"data: "):
+                return False
+            names = self._names
+            for kind, line in zip(kinds, data):
+                end = pos + len(kind) + len(line) + 2
+                append(_new(SseEvent, (
+                    names[kind], line[6:].decode("utf-8", "replace"), last_id, retry, pos, end,
+                )))
+                pos = end + 1
         else:
             return False
-        size = len(lines) - start
-        if bounds[-1] - pos != size:
-            return False  # other blocks among them
-        if size > self.max_event_size and max(map(sub, bounds[1:], bounds)) - 1 > self.max_event_size:
-            return False  # an event over the limit: _each_block fails at it
-        out.extend(map(_new, repeat(SseEvent), zip(
-            names,
-            map(_decode, data, repeat("utf-8"), repeat("replace")),
-            repeat(self._last_id),
-            repeat(self._retry),
-            bounds,
-            map(add, islice(bounds, 1, None), repeat(-1)),  # where its blank line starts
-        )))
-        self._pos = self._block_pos = bounds[-1]
+        self._pos = self._block_pos = pos
         return True
 
     def _each_block(self, lines: bytes, start: int, out: list) -> None:
-        """Blocks one at a time: the two usual shapes directly (the result is the same as
-        reading them line by line: the spec's ``data: `` strips exactly one space), any
-        other block through ``_lines``."""
+        """Blocks one at a time: the two usual shapes read by ``_BLOCK``, any other block
+        through ``_lines``."""
         pos, end = self._pos, len(lines)
-        last_id, retry, limit = self._last_id, self._retry, self.max_event_size
+        last_id, retry = self._last_id, self._retry
+        match_block, names, limit = _BLOCK.match, self._names, self.max_event_size + 1
         while start < end:
-            if lines[start] == 10:  # a blank line with no event before it: nothing to do
+            match = match_block(lines, start)
+            if match:
+                stop = match.end()
+                if stop - start <= limit:  # else _lines fails at it
+                    kind, data = match.groups()
+                    out.append(_new(SseEvent, (
+                        names[kind], data.decode("utf-8", "replace"),
+                        last_id, retry, pos, pos + stop - start - 1,
+                    )))
+                    pos += stop - start
+                    start = stop
+                    continue
+            elif lines[start] == 10:  # a blank line with no event before it: nothing to do
                 pos += 1
                 start += 1
                 continue
             stop = lines.find(b"\n\n", start) + 2
-            if stop - start <= limit:  # else _lines fails at it
-                if lines.startswith(b"data: ", start):
-                    if lines.find(b"\n", start) == stop - 2:
-                        out.append(_new(SseEvent, (
-                            "message", lines[start + 6 : stop - 2].decode("utf-8", "replace"),
-                            last_id, retry, pos, pos + stop - start - 1,
-                        )))
-                        pos += stop - start
-                        start = stop
-                        continue
-                elif lines.startswith(b"event: ", start):
-                    nl = lines.find(b"\n", start)
-                    if lines.startswith(b"data: ", nl + 1) and lines.find(b"\n", nl + 1) == stop - 2:
-                        out.append(_new(SseEvent, (
-                            self._names[lines[start + 7 : nl]],
-                            lines[nl + 7 : stop - 2].decode("utf-8", "replace"),
-                            last_id, retry, pos, pos + stop - start - 1,
-                        )))
-                        pos += stop - start
-                        start = stop
-                        continue
             self._pos = self._block_pos = pos
             self._lines(lines[start : stop - 1].split(b"\n"), repeat(1), out)  # ends with b"": the blank line
             pos = self._pos
