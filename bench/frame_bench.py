@@ -5,8 +5,9 @@ For each corpus file and chunk size (16, 4096, 65536 bytes) this feeds the same 
 chunks to:
 
 * ``sse-tool`` ``SseParser`` as a library (``feed`` per chunk, events out);
-* ``httpx-sse``: the path of its ``EventSource.iter_sse``: incremental UTF-8 decoding (as
-  ``httpx.Response.iter_text``), ``SSELineDecoder.decode``, then ``SSEDecoder.decode`` per line;
+* ``httpx-sse``: its ``EventSource.iter_sse()``, unchanged, over a stand-in response whose
+  ``iter_text()`` decodes the chunks as ``httpx.Response.iter_text`` does (incremental UTF-8,
+  errors replaced) without httpx's transport layers;
 * the ``openai`` SDK's ``openai._streaming.SSEDecoder().iter_bytes`` (its own byte line splitter);
 * the floor: a plain ``bytes.split(b"\\n\\n")`` loop that only counts blocks (no decoding,
   no fields), which no exact parser can beat;
@@ -19,7 +20,7 @@ the time per byte should not grow with size. Start-up: median wall time of
 ``sse-tool frame < /dev/null`` beside ``python -c "import typer, orjson"``.
 
 Each throughput figure is the best of ``--repeat`` runs. Generate the corpus first (it stays
-out of git; make_corpus.py is a copy of the shared generator):
+out of git; make_corpus.py generates it):
 
     python3 bench/make_corpus.py --out /tmp/sse-corpus
     .venv/bin/python bench/frame_bench.py --corpus /tmp/sse-corpus        # about 3 minutes
@@ -43,8 +44,7 @@ import tracemalloc
 from pathlib import Path
 
 import make_corpus
-from httpx_sse._decoders import SSEDecoder as HttpxSseDecoder
-from httpx_sse._decoders import SSELineDecoder
+from httpx_sse import EventSource
 from openai._streaming import SSEDecoder as OpenAIDecoder
 
 from sse_tool.sse import SseParser
@@ -65,18 +65,32 @@ def ours(chunks: list[bytes]) -> int:
     return n
 
 
+class _TextResponse:
+    """What ``EventSource`` reads from an ``httpx.Response``: its headers and ``iter_text()``,
+    here the chunks through the incremental UTF-8 decoder that httpx's ``TextDecoder`` wraps,
+    with none of httpx's transport layers (those would not be httpx-sse's cost)."""
+
+    headers = {"content-type": "text/event-stream"}
+
+    def __init__(self, chunks: list[bytes]) -> None:
+        self._chunks = chunks
+
+    def iter_text(self):
+        decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        for chunk in self._chunks:
+            text = decoder.decode(chunk)
+            if text:  # as httpx's TextChunker, which yields no empty text
+                yield text
+        text = decoder.decode(b"", True)
+        if text:
+            yield text
+
+
 def httpx_sse(chunks: list[bytes]) -> int:
-    text = codecs.getincrementaldecoder("utf-8")("replace")  # what iter_text does
-    lines = SSELineDecoder()
-    decoder = HttpxSseDecoder()
+    """httpx-sse's public path: ``EventSource(response).iter_sse()``, its code unchanged."""
     n = 0
-    for chunk in chunks:
-        for line in lines.decode(text.decode(chunk)):
-            if decoder.decode(line.rstrip("\n")) is not None:
-                n += 1
-    for line in lines.flush():
-        if decoder.decode(line.rstrip("\n")) is not None:
-            n += 1
+    for _ in EventSource(_TextResponse(chunks)).iter_sse():
+        n += 1
     return n
 
 
@@ -232,6 +246,10 @@ def main() -> None:
     for name in ("anthropic", "openai"):
         data = cut_at_event((args.corpus / f"{name}.sse").read_bytes(), int(mb * 1e6))
         measure_corpus(f"{name}.sse (first {mb:g} MB)", data, repeat)
+    # CRLF line ends (as Gemini sends them) take the line-by-line path
+    data = cut_at_event((args.corpus / "openai.sse").read_bytes(), int(mb * 1e6) // 2)
+    measure_corpus(f"openai.sse with CRLF (first {mb / 2:g} MB)", data.replace(b"\n", b"\r\n"), repeat,
+                   sizes=(16, 4096))
     for name in ("bigevent", "manylines"):
         data = (args.corpus / f"{name}.sse").read_bytes()
         if args.quick:

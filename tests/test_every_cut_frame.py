@@ -23,6 +23,7 @@ import bisect
 import pytest
 
 from sse_tool.framing import AutoFramer
+from sse_tool.sse import SseParser
 
 from .support import ALL_CUTS_UP_TO, stream_files, cut_positions
 
@@ -70,3 +71,24 @@ def test_every_cut_gives_the_same_events(stream):
 def test_large_streams_get_windows_and_small_ones_every_cut():
     sizes = [len(p.read_bytes()) for p in STREAMS]
     assert any(s > ALL_CUTS_UP_TO for s in sizes) and any(s <= ALL_CUTS_UP_TO for s in sizes)
+
+
+@pytest.mark.parametrize("size", [1, 16, 4096])
+def test_fast_paths_give_what_the_line_by_line_rules_give_on_every_recorded_sse_stream(size):
+    # With its LFs made CRs, a stream has the same offsets and is read by the rules, line
+    # by line; as recorded, it takes the parser's fast paths (events not asked for comments).
+    for path in STREAMS:
+        data = path.read_bytes()
+        if path.suffix != ".sse" or b"\r" in data:
+            continue
+        reference = parse_sse(data.replace(b"\n", b"\r"))
+        assert parse_sse(data) == reference, path.name
+        assert parse_sse(*[data[i : i + size] for i in range(0, len(data), size)]) == reference, path.name
+
+
+def parse_sse(*chunks: bytes):
+    parser = SseParser()
+    items = []
+    for chunk in chunks:
+        items += parser.feed(chunk)
+    return items, parser.close()

@@ -419,3 +419,62 @@ def test_encoded_events_parse_back_exactly(events, bom, newline, size):
         expected.append((name or M, data.replace("\r\n", "\n").replace("\r", "\n"), last_id, retry))
     items, end = parse(*[stream[i : i + size] for i in range(0, len(stream), size)])
     assert fields(items) == expected and end.is_complete
+
+
+# The fast paths (runs of usual blocks split at once, one block read by one regex call)
+# against ``_lines``, the rule-by-rule reading: the same stream with CR line ends has the
+# same offsets and goes through ``_lines`` only, so both must give the same items.
+FIELD_TEXT = st.lists(st.one_of(st.sampled_from(["ñ", "🚀", "\x00", "\u2028", ":", " ", "data: ", "event: "]),
+                                st.characters(blacklist_categories=("Cs",), blacklist_characters="\r\n")),
+                      max_size=30).map("".join).map(str.encode)
+DATA_BLOCK = FIELD_TEXT.map(lambda d: b"data: " + d + b"\n\n")
+EVENT_BLOCK = st.tuples(FIELD_TEXT, FIELD_TEXT).map(lambda p: b"event: " + p[0] + b"\ndata: " + p[1] + b"\n\n")
+USUAL = st.one_of(DATA_BLOCK, EVENT_BLOCK)
+ODD = st.sampled_from([
+    b": keep-alive\n\n", b"id: 7\ndata: a\n\n", b"data: a\ndata: b\n\n", b"data:tight\n\n", b"\n",
+    b"event: e\n\n", b"retry: 10\nevent: e\ndata: x\n\n", b"event:x\ndata: y\n\n", b"data: \xff\xfe\n\n",
+    b"event: \ndata: empty name\n\n", b": sse-tool reset\n\n", b"data\n\n",
+])
+# Blocks of one usual shape, or mixed with odd ones, repeated to make long runs.
+BLOCK_RUNS = st.tuples(
+    st.one_of(st.lists(DATA_BLOCK, min_size=1, max_size=20), st.lists(EVENT_BLOCK, min_size=1, max_size=20),
+              st.lists(st.one_of(USUAL, USUAL, ODD), min_size=1, max_size=20)),
+    st.integers(1, 40),
+).map(lambda p: b"".join(p[0]) * p[1])
+
+
+@settings(max_examples=200, deadline=None)
+@given(BLOCK_RUNS, st.integers(1, 5000))
+def test_runs_of_usual_blocks_read_fast_give_what_the_line_by_line_rules_give(stream, size):
+    reference = parse(stream.replace(b"\n", b"\r"))
+    assert parse(stream) == reference
+    assert parse(*[stream[i : i + size] for i in range(0, len(stream), size)]) == reference
+    events = [e for e in reference[0] if isinstance(e, SseEvent)]
+    assert fields(events) == _reference(stream.decode("utf-8", "replace"))
+
+
+@pytest.mark.parametrize("block", [b"data: %05d\n\n", b"event: e\ndata: %05d\n\n"], ids=["data", "event"])
+def test_a_run_longer_than_the_limit_is_fine_while_each_event_is_within_it(block):
+    stream = b"".join(block % i for i in range(500))
+    items, end = parse(stream, max_event_size=len(block % 0) - 1)  # size: the lines, blank line left out
+    assert [e.data for e in items] == ["%05d" % i for i in range(500)] and end.is_complete
+
+
+@pytest.mark.parametrize("block", [b"data: %05d\n\n", b"event: e\ndata: %05d\n\n"], ids=["data", "event"])
+def test_one_event_over_the_limit_in_a_run_fails_there_after_the_events_before_it(block):
+    stream = b"".join(block % i for i in range(300)) + block.replace(b"%05d", b"x" * 100) + block % 0
+    parser = SseParser(max_event_size=50)
+    items = parser.feed(stream)
+    assert len(items) == 300
+    with pytest.raises(EventTooLarge) as info:
+        parser.close()
+    assert info.value.offset == len(block % 0) * 300
+
+
+def test_a_partial_line_over_the_limit_fails_at_close_at_the_latest():
+    # sizes of an unfinished line are added up every so many pieces, so feed may not see it
+    parser = SseParser(max_event_size=100)
+    for _ in range(10):
+        parser.feed(b"x" * 16)
+    with pytest.raises(EventTooLarge):
+        parser.close()
