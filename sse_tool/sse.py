@@ -255,8 +255,8 @@ class SseParser:
         out: list[SseEvent | SseComment] = []
         try:
             if 13 in lines:
-                parts = _LINE_END.split(lines)
-                self._lines(parts[0:-1:2], [len(t) for t in parts[1::2]], out)
+                done = self._crlf_run(lines, out)
+                self._any_lines(lines[done:] if done else lines, out)
                 if lines[-1] == 13 and end == len(chunk):
                     self._after_cr = self._watch = True
             else:
@@ -353,6 +353,26 @@ class SseParser:
         if cut < len(lines):
             self._lines(lines[cut:-1].split(b"\n"), repeat(1), out)
 
+    def _any_lines(self, lines: bytes, out: list) -> None:
+        """Complete lines with any line ends (LF, CRLF, CR), read by the rules."""
+        parts = _LINE_END.split(lines)
+        self._lines(parts[0:-1:2], [len(t) for t in parts[1::2]], out)
+
+    def _crlf_run(self, lines: bytes, out: list) -> int:
+        """Complete lines holding a CR: if their blocks, up to the last CRLF blank line, are
+        of one usual shape with CRLF line ends (as Gemini sends them), read them with
+        ``_run``. Returns how many bytes of ``lines`` were read."""
+        last = lines.rfind(b"\r\n\r\n") + 4
+        if last < _RUN_FROM:
+            return 0
+        start = 0
+        if self._block_start is not None or self._size:  # an event read line by line goes on
+            start = lines.find(b"\r\n\r\n") + 4
+            self._any_lines(lines[:start], out)
+        if start < last and self._run(lines[start:last], 0, out, b"\r\n"):
+            return last
+        return start
+
     def _blocks(self, lines: bytes, out: list) -> None:
         """Complete LF lines (no CR) up to a blank line: the lines of an event read line by
         line, if one goes on, then blocks (the lines between two blank lines)."""
@@ -363,9 +383,10 @@ class SseParser:
         if len(lines) - start < _RUN_FROM or not self._run(lines, start, out):
             self._each_block(lines, start, out)
 
-    def _run(self, lines: bytes, start: int, out: list) -> bool:
+    def _run(self, lines: bytes, start: int, out: list, nl: bytes = b"\n") -> bool:
         """If every block of ``lines[start:]`` has the shape of the first, ``data: D`` or
-        ``event: E`` + ``data: D``, append their events and return True; else do nothing.
+        ``event: E`` + ``data: D``, with ``nl`` line ends, append their events and return
+        True; else do nothing.
 
         The blocks are split with one C call and checked as a whole, so the loop per event
         only decodes and builds the event. (Method calls such as ``bytes.find`` cost more
@@ -375,30 +396,33 @@ class SseParser:
             return False  # an event may be over the limit: _each_block fails at it
         pos, last_id, retry = self._pos, self._last_id, self._retry
         append = out.append
+        n = len(nl)
         if lines.startswith(b"data: ", start):
-            data = lines[start + 6 : -2].split(b"\n\ndata: ")
-            if 10 in b"".join(data):  # some block has another line
+            data = lines[start + 6 : -2 * n].split(nl + nl + b"data: ")
+            joined = b"".join(data)
+            if 10 in joined or 13 in joined:  # some block has another line
                 return False
-            for line in data:  # a block: "data: ", the data, two LFs
-                end = pos + len(line) + 7
+            for line in data:  # a block: "data: ", the data, two line ends
+                end = pos + 6 + len(line) + n
                 append(_new(SseEvent, ("message", line.decode("utf-8", "replace"), last_id, retry, pos, end)))
-                pos = end + 1
+                pos = end + n
         elif lines.startswith(b"event: ", start):
             # The lines of k blocks: k times an event line, a data line and a blank line.
-            parts = lines[start:-2].split(b"\n")
+            parts = lines[start : -2 * n].split(nl)
             kinds, data = parts[0::3], parts[1::3]
-            if (len(parts) % 3 != 2 or any(parts[2::3])
+            joined = b"".join(parts)
+            if (len(parts) % 3 != 2 or any(parts[2::3]) or 10 in joined or 13 in joined
                     or b"\n".join(kinds).count(b"\nevent: ") != len(kinds) - 1
                     or b"\n".join(data).count(b"\ndata: ") != len(data) - 1
                     or data[0][:6] != b"data: "):
                 return False
             names = self._names
             for kind, line in zip(kinds, data):
-                end = pos + len(kind) + len(line) + 2
+                end = pos + len(kind) + len(line) + 2 * n
                 append(_new(SseEvent, (
                     names[kind], line[6:].decode("utf-8", "replace"), last_id, retry, pos, end,
                 )))
-                pos = end + 1
+                pos = end + n
         else:
             return False
         self._pos = self._block_pos = pos

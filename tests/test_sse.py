@@ -451,6 +451,10 @@ def test_runs_of_usual_blocks_read_fast_give_what_the_line_by_line_rules_give(st
     assert parse(*[stream[i : i + size] for i in range(0, len(stream), size)]) == reference
     events = [e for e in reference[0] if isinstance(e, SseEvent)]
     assert fields(events) == _reference(stream.decode("utf-8", "replace"))
+    # CRLF line ends: in small chunks no run of blocks builds up, so the rules read them
+    crlf = stream.replace(b"\n", b"\r\n")
+    by_rules = parse(*[crlf[i : i + 64] for i in range(0, len(crlf), 64)])
+    assert parse(crlf) == by_rules and fields(e for e in by_rules[0] if isinstance(e, SseEvent)) == fields(events)
 
 
 @pytest.mark.parametrize("block", [b"data: %05d\n\n", b"event: e\ndata: %05d\n\n"], ids=["data", "event"])
