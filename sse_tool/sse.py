@@ -14,16 +14,30 @@ decoding the whole stream first (see ``decode.py``) and keeps byte offsets exact
 
 Cost is linear whatever the chunking. Bytes of an unterminated line are kept as a list of
 pieces, joined once when a line end arrives; ``data`` lines are joined once at dispatch;
-no byte is searched twice. For speed, a run of complete LF-terminated lines is split into
-blocks at blank lines (``b"\\n\\n"``) in one C call, and the two common block shapes
-(``data: ...`` and ``event: ...`` + ``data: ...``) become events without a per-line loop;
-every other block, and any input holding a CR, goes through ``_lines``, the rule-by-rule
-reading of the spec. The tests feed every recorded stream cut at every position to hold
-both ways to the same result. Memory is bounded by the largest event: past
-``max_event_size`` bytes the parser
-raises ``EventTooLarge``, after handing out the events completed before it. The size of an
-event is the bytes of its lines since the last blank line, line ends not counted, so the
-limit trips at the same event whatever the chunking.
+no byte is searched twice. Memory is bounded by the largest event: past
+``max_event_size`` bytes the parser raises ``EventTooLarge``, after handing out the events
+completed before it. The size of an event is the bytes of its lines since the last blank
+line, line ends included, so the limit trips at the same event whatever the chunking.
+
+Strategy for speed. ``_lines`` is the reference: the spec's rules, one line at a time.
+Everything else is a shortcut that must give exactly what it gives, for the two block
+shapes nearly every stream is made of, ``data: D`` and ``event: E`` + ``data: D``:
+
+* A chunk with no line end (most small chunks) is only appended to the pending pieces;
+  their size is added up every ``_COUNT_EVERY`` pieces, not per call.
+* With LF line ends and no comments wanted, lines are not read before their blank line:
+  when a chunk completes one, the pending pieces are joined once. One regex call
+  (``_BLOCK``) reads a single block, as small chunks bring them.
+* A longer run of blocks (``_run``) is split with one C call and checked as a whole, so
+  the Python loop per event only decodes the data and builds the event. Runs with CRLF
+  line ends (Gemini) take it too. Any other block goes to ``_lines``.
+
+What costs is the number of Python-level operations per call and per event, not bytes:
+bytes methods that take ``start``/``end`` arguments (``find``, ``startswith``) cost as much
+as the rest of a loop iteration, and ``b"x" in data`` first tries ``b"x"`` as an integer
+(raising and clearing a TypeError): tests are written ``10 in data``. The tests hold the
+shortcuts to the rules: every recorded stream cut at every position, and each stream
+against its twin with CR line ends, which has the same offsets and is read by ``_lines``.
 """
 
 from __future__ import annotations
@@ -88,8 +102,6 @@ class FrameEnd(NamedTuple):
 
 
 _new = tuple.__new__  # builds an SseEvent without the keyword-handling __new__
-
-# One block of each usual shape, ended by its blank line: the data, (the event name, the data).
 
 # One block of a usual shape, ``data: D`` or ``event: E`` + ``data: D``, with its blank
 # line: (the event line or None, D). Reading it so gives what the spec's rules give: the
