@@ -421,9 +421,12 @@ class SseParser:
         elif lines.startswith(b"event: ", start):
             # The lines of k blocks: k times an event line, a data line and a blank line.
             parts = lines[start : -2 * n].split(nl)
+            if n == 2:  # split at CRLFs: a lone CR or LF left in a part would end a line
+                joined = b"".join(parts)
+                if 10 in joined or 13 in joined:
+                    return False
             kinds, data = parts[0::3], parts[1::3]
-            joined = b"".join(parts)
-            if (len(parts) % 3 != 2 or any(parts[2::3]) or 10 in joined or 13 in joined
+            if (len(parts) % 3 != 2 or any(parts[2::3])
                     or b"\n".join(kinds).count(b"\nevent: ") != len(kinds) - 1
                     or b"\n".join(data).count(b"\ndata: ") != len(data) - 1
                     or data[0][:6] != b"data: "):
