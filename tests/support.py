@@ -8,6 +8,8 @@ import random
 import sys
 from pathlib import Path
 
+from sse_tool.model import Delta
+
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
 SAMPLES = ROOT / "samples"
@@ -83,3 +85,8 @@ def outcome(records: list) -> tuple:
             for channel in Channel}
     end = records[-1]
     return text[Channel.ANSWER], text[Channel.REASONING], end.status.value, end.stop_reason
+
+
+def channel_text(records: list, channel) -> str:
+    """One channel's text: its delta records' texts joined in arrival order."""
+    return "".join(r.text for r in records if isinstance(r, Delta) and r.channel is channel)

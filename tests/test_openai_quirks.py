@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import json
 
-from sse_tool.model import Channel, Delta, Status, ToolCall, Usage
+from sse_tool.model import Channel, Status, ToolCall, Usage
 from sse_tool.pipeline import RecordReader
 
-from .support import SAMPLES
+from .support import SAMPLES, channel_text
 
 
 def records(data: bytes, provider: str = "openai") -> list:
@@ -29,10 +29,6 @@ def chunk(delta: dict | None = None, finish=None, **extra) -> dict:
             "choices": [{"index": 0, "delta": delta or {}, "finish_reason": finish}], **extra}
 
 
-def text(out: list, channel: Channel) -> str:
-    return "".join(r.text for r in out if isinstance(r, Delta) and r.channel is channel)
-
-
 def calls(out: list) -> dict[int, tuple]:
     """index -> (id, name, joined arguments)."""
     joined: dict[int, list] = {}
@@ -47,16 +43,16 @@ def calls(out: list) -> dict[int, tuple]:
 
 def test_mistral_typed_parts_split_thinking_from_text_in_the_sample():
     out = records((SAMPLES / "mistral-magistral.sse").read_bytes())
-    assert text(out, Channel.REASONING) == (
+    assert channel_text(out, Channel.REASONING) == (
         "El usuario pregunta cómo se dice «launch» en español cuando se habla de un cohete. "
         "La traducción más natural es «lanzamiento»; también podría añadir un ejemplo breve.")
-    assert text(out, Channel.ANSWER).startswith("¡Claro! En español se dice **lanzamiento**.")
+    assert channel_text(out, Channel.ANSWER).startswith("¡Claro! En español se dice **lanzamiento**.")
 
 
 def test_mistral_thinking_given_as_a_plain_string_is_reasoning_too():
     parts = [{"type": "thinking", "thinking": "Hmm, "}, {"type": "text", "text": "Sí."}]
     out = records(sse(chunk({"content": parts}), chunk({}, "stop"), "[DONE]"))
-    assert (text(out, Channel.REASONING), text(out, Channel.ANSWER)) == ("Hmm, ", "Sí.")
+    assert (channel_text(out, Channel.REASONING), channel_text(out, Channel.ANSWER)) == ("Hmm, ", "Sí.")
 
 
 def test_tool_call_pieces_without_index_form_two_calls_in_the_sample():
@@ -97,7 +93,7 @@ def test_an_error_frame_in_place_of_the_rest_is_an_error_not_a_truncation():
     assert end.status is Status.ERROR and end.detail is None
     assert end.error == {"type": "upstream_error", "code": 502,
                          "message": "upstream connection lost while streaming; 0.0071 credits were charged"}
-    assert text(out, Channel.ANSWER) == (
+    assert channel_text(out, Channel.ANSWER) == (
         "¡Claro! En español se dice **lanzamiento**. Por ejemplo: «El lanzamiento del cohete fue todo un éxito» 🚀")
 
 

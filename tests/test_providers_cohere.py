@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from sse_tool.model import Channel, Delta, End, Meta, Status, ToolCall, Usage
+from sse_tool.model import Channel, End, Meta, Status, ToolCall, Usage
 from sse_tool.pipeline import RecordReader
 from sse_tool.providers import recognise
 
-from .support import SAMPLES
+from .support import SAMPLES, channel_text
 
 
 def records(data: bytes, provider: str = "cohere") -> list:
@@ -56,18 +56,14 @@ def end(reason: str = "COMPLETE", **extra) -> dict:
     return {"type": "message-end", "delta": {"finish_reason": reason, "usage": USAGE, **extra}}
 
 
-def text(out: list, channel: Channel) -> str:
-    return "".join(r.text for r in out if isinstance(r, Delta) and r.channel is channel)
-
-
 def test_thinking_and_text_content_go_to_their_channels():
     out = records(sse(start(), block(0, "thinking"),
                       content(0, thinking="Veamos: "), content(0, thinking="«launch»."),
                       {"type": "content-end", "index": 0}, block(1, "text"),
                       content(1, text="Lanzamiento "), content(1, text="🚀"),
                       {"type": "content-end", "index": 1}, end()))
-    assert text(out, Channel.REASONING) == "Veamos: «launch»."
-    assert text(out, Channel.ANSWER) == "Lanzamiento 🚀"
+    assert channel_text(out, Channel.REASONING) == "Veamos: «launch»."
+    assert channel_text(out, Channel.ANSWER) == "Lanzamiento 🚀"
     assert (out[-1].status, out[-1].stop_reason) == (Status.COMPLETE, "COMPLETE")
 
 
@@ -79,7 +75,7 @@ def test_tool_plan_is_reasoning_and_tool_calls_are_joined_by_index():
                       {"type": "tool-call-end", "index": 0},
                       tool_start(1, "get_time_2", "get_time", "{}"),
                       {"type": "tool-call-end", "index": 1}, end("TOOL_CALL")))
-    assert text(out, Channel.REASONING) == "Buscaré el tiempo." and text(out, Channel.ANSWER) == ""
+    assert channel_text(out, Channel.REASONING) == "Buscaré el tiempo." and channel_text(out, Channel.ANSWER) == ""
     calls = [r for r in out if isinstance(r, ToolCall)]
     assert [(c.index, c.id, c.name) for c in calls if c.id] == [
         (0, "get_weather_1", "get_weather"), (1, "get_time_2", "get_time")]
@@ -94,7 +90,7 @@ def test_citations_are_metadata_not_text():
                       {"type": "citation-start", "index": 0, "delta": {"message": {"citations": citation}}},
                       {"type": "citation-end", "index": 0}, end()))
     assert [r.value for r in out if isinstance(r, Meta) and r.key == "citation"] == [citation]
-    assert text(out, Channel.ANSWER) == "Hola"
+    assert channel_text(out, Channel.ANSWER) == "Hola"
 
 
 def test_message_end_carries_usage():
@@ -113,7 +109,7 @@ def test_finish_reason_error_is_an_error_with_its_message():
     out = records(sse(start(), content(0, text="Ho"), end("ERROR", error="internal server error")))
     assert (out[-1].status, out[-1].stop_reason) == (Status.ERROR, "ERROR")
     assert out[-1].error == {"type": "error", "message": "internal server error"}
-    assert text(out, Channel.ANSWER) == "Ho"
+    assert channel_text(out, Channel.ANSWER) == "Ho"
 
 
 def test_finish_reason_timeout_is_an_error_too():
@@ -127,7 +123,7 @@ def test_no_message_end_is_truncated():
 
 def test_data_only_frames_are_read_from_the_json_type():
     out = records(sse(start(), content(0, text="Hola"), end(), named=False), "auto")
-    assert text(out, Channel.ANSWER) == "Hola" and out[-1].status is Status.COMPLETE
+    assert channel_text(out, Channel.ANSWER) == "Hola" and out[-1].status is Status.COMPLETE
 
 
 def test_cohere_events_are_not_mistaken_for_anthropic_ones():

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from sse_tool.model import Channel, Delta, End, Meta, Status, ToolCall, Usage
+from sse_tool.model import Channel, End, Meta, Status, ToolCall, Usage
 from sse_tool.pipeline import RecordReader
 
-from .support import SAMPLES
+from .support import SAMPLES, channel_text
 
 
 def records(data: bytes, provider: str = "ollama") -> list:
@@ -33,10 +33,6 @@ def generate(response: str = "", done: bool = False, **extra) -> dict:
             "done": done, **extra}
 
 
-def text(out: list, channel: Channel) -> str:
-    return "".join(r.text for r in out if isinstance(r, Delta) and r.channel is channel)
-
-
 DONE = {"done_reason": "stop", "total_duration": 2318467291, "load_duration": 41562917,
         "prompt_eval_count": 24, "prompt_eval_duration": 182771000, "eval_count": 81,
         "eval_duration": 2081239000}
@@ -45,14 +41,14 @@ DONE = {"done_reason": "stop", "total_duration": 2318467291, "load_duration": 41
 def test_chat_thinking_is_reasoning_and_content_is_answer():
     out = records(lines(chat(message={"thinking": "Pienso"}), chat(" y "), chat("respondo 🚀"),
                         chat(done=True, **DONE)))
-    assert text(out, Channel.REASONING) == "Pienso"
-    assert text(out, Channel.ANSWER) == " y respondo 🚀"
+    assert channel_text(out, Channel.REASONING) == "Pienso"
+    assert channel_text(out, Channel.ANSWER) == " y respondo 🚀"
 
 
 def test_generate_reads_response_and_thinking_at_the_top_level():
     out = records(lines(generate(thinking="Hmm"), generate("¡Hola"), generate("!"),
                         generate(done=True, context=[1, 2, 3], **DONE)))
-    assert (text(out, Channel.REASONING), text(out, Channel.ANSWER)) == ("Hmm", "¡Hola!")
+    assert (channel_text(out, Channel.REASONING), channel_text(out, Channel.ANSWER)) == ("Hmm", "¡Hola!")
     assert out[-1].status is Status.COMPLETE
 
 
@@ -79,7 +75,7 @@ def test_tool_calls_come_whole_with_arguments_as_json():
     assert [(c.index, c.id, c.name) for c in calls] == [(0, "call_1", "get_weather"), (1, None, "get_time")]
     assert json.loads(calls[0].arguments) == {"ciudad": "Sevilla", "días": 2}
     assert calls[1].arguments == "{}"
-    assert text(out, Channel.ANSWER) == ""
+    assert channel_text(out, Channel.ANSWER) == ""
 
 
 def test_an_error_line_is_a_provider_error_even_mid_stream():
@@ -88,7 +84,7 @@ def test_an_error_line_is_a_provider_error_even_mid_stream():
     end = out[-1]
     assert end.status is Status.ERROR
     assert end.error == {"type": "error", "message": message}
-    assert text(out, Channel.ANSWER) == "Hola"
+    assert channel_text(out, Channel.ANSWER) == "Hola"
 
 
 def test_a_stream_that_is_only_an_error_line_is_an_error():
@@ -104,7 +100,7 @@ def test_done_line_without_its_newline_is_truncated():
     data = lines(chat("Hola"), chat(done=True, **DONE))[:-1]
     out = records(data)
     assert out[-1].status is Status.TRUNCATED and out[-1].usage is None
-    assert text(out, Channel.ANSWER) == "Hola"  # the cut line is not read at all
+    assert channel_text(out, Channel.ANSWER) == "Hola"  # the cut line is not read at all
 
 
 def test_model_is_metadata_once():

@@ -10,7 +10,7 @@ from sse_tool.errors import BadInput
 from sse_tool.model import Channel, Delta, End, Meta, Status, ToolCall, Usage
 from sse_tool.pipeline import RecordReader
 
-from .support import EXPECTED, FIXTURES
+from .support import EXPECTED, FIXTURES, channel_text
 
 CASES = [e for e in EXPECTED if e["provider"] == "openai-chat"]
 
@@ -34,16 +34,12 @@ def chunk(delta: dict | None = None, finish=None, **extra) -> dict:
             "finish_reason": finish}], **extra}
 
 
-def text(out: list, channel: Channel) -> str:
-    return "".join(r.text for r in out if isinstance(r, Delta) and r.channel is channel)
-
-
 @pytest.mark.parametrize("case", CASES, ids=[c["file"] for c in CASES])
 def test_recording_gives_the_expected_texts_status_and_stop_reason(case):
     out = records((FIXTURES / case["file"]).read_bytes(), "openai")
     end = out[-1]
-    assert text(out, Channel.ANSWER) == case["answer_text"]
-    assert text(out, Channel.REASONING) == case["reasoning_text"]
+    assert channel_text(out, Channel.ANSWER) == case["answer_text"]
+    assert channel_text(out, Channel.REASONING) == case["reasoning_text"]
     assert (end.status.value, end.stop_reason) == (case["status"], case["stop_reason"])
     assert sum(isinstance(r, End) for r in out) == 1
 
@@ -76,7 +72,7 @@ def test_parallel_tool_calls_are_joined_by_index_apart_from_the_answer():
     assert sorted(starts) == [0, 1]
     for index in starts:
         assert "".join(c.arguments for c in calls if c.index == index) == "{}"
-    assert text(out, Channel.ANSWER) == ""
+    assert channel_text(out, Channel.ANSWER) == ""
 
 
 def test_tool_call_pieces_without_index_continue_the_latest_call():
@@ -102,8 +98,8 @@ def test_mistral_content_arrays_split_thinking_from_text():
     thinking = [{"type": "thinking", "thinking": [{"type": "text", "text": "Let me see. "}]}]
     answer = [{"type": "text", "text": "Bonjour à toi 👋"}]
     out = records(sse(chunk({"content": thinking}), chunk({"content": answer}), chunk(finish="stop"), "[DONE]"))
-    assert text(out, Channel.REASONING) == "Let me see. "
-    assert text(out, Channel.ANSWER) == "Bonjour à toi 👋"
+    assert channel_text(out, Channel.REASONING) == "Let me see. "
+    assert channel_text(out, Channel.ANSWER) == "Bonjour à toi 👋"
 
 
 def test_reasoning_details_count_only_when_the_reasoning_string_is_absent():
@@ -112,7 +108,7 @@ def test_reasoning_details_count_only_when_the_reasoning_string_is_absent():
                                           {"type": "reasoning.summary", "summary": " numbers"},
                                           {"type": "reasoning.encrypted", "data": "opaque"}]}
     out = records(sse(chunk(both), chunk(details_only), "[DONE]"))
-    assert text(out, Channel.REASONING) == "We need to add numbers"
+    assert channel_text(out, Channel.REASONING) == "We need to add numbers"
 
 
 def test_reasoning_content_is_reasoning_and_null_content_is_nothing():
@@ -125,7 +121,7 @@ def test_reasoning_content_is_reasoning_and_null_content_is_nothing():
 def test_refusal_text_is_the_answer():
     out = records(sse(chunk({"content": None, "refusal": "I can't help with that."}), chunk(finish="stop"),
                       "[DONE]"))
-    assert text(out, Channel.ANSWER) == "I can't help with that."
+    assert channel_text(out, Channel.ANSWER) == "I can't help with that."
     assert out[-1].status is Status.COMPLETE
 
 
@@ -161,7 +157,7 @@ def test_choices_other_than_zero_are_ignored():
     other = {"object": "chat.completion.chunk",
              "choices": [{"index": 1, "delta": {"content": "other"}, "finish_reason": "length"}]}
     out = records(sse(chunk({"content": "mine"}), other, chunk(finish="stop"), "[DONE]"))
-    assert text(out, Channel.ANSWER) == "mine" and out[-1].stop_reason == "stop"
+    assert channel_text(out, Channel.ANSWER) == "mine" and out[-1].stop_reason == "stop"
 
 
 def test_model_is_a_meta_record_once_and_groq_usage_is_read():
@@ -184,6 +180,6 @@ def test_broken_json_in_an_event_is_bad_input_with_its_byte_offset():
     good = sse(chunk({"content": "Hi"}))
     reader = RecordReader("openai")
     out = reader.feed(good + b'data: {"choices": [\n\n' + sse("[DONE]"))
-    assert text(out, Channel.ANSWER) == "Hi"  # the good record before it is kept
+    assert channel_text(out, Channel.ANSWER) == "Hi"  # the good record before it is kept
     with pytest.raises(BadInput, match=f"at byte {len(good)}"):
         reader.close()

@@ -10,7 +10,7 @@ from sse_tool.model import Channel, Delta, End, Meta, Status, ToolCall, Usage
 from sse_tool.pipeline import RecordReader
 from sse_tool.providers.openai_responses import OpenAIResponses
 
-from .support import EXPECTED, FIXTURES
+from .support import EXPECTED, FIXTURES, channel_text
 
 CASES = [e for e in EXPECTED if e["provider"] == "openai-responses"]
 
@@ -40,16 +40,12 @@ CREATED = ev("response.created", response={"status": "in_progress", "model": "gp
 COMPLETED = ev("response.completed", response={"status": "completed", "usage": {"output_tokens": 3}})
 
 
-def text(out: list, channel: Channel) -> str:
-    return "".join(r.text for r in out if isinstance(r, Delta) and r.channel is channel)
-
-
 @pytest.mark.parametrize("case", CASES, ids=[c["file"] for c in CASES])
 def test_recording_gives_the_expected_texts_status_and_stop_reason(case):
     out = records((FIXTURES / case["file"]).read_bytes(), "openai-responses")
     end = out[-1]
-    assert text(out, Channel.ANSWER) == case["answer_text"]
-    assert text(out, Channel.REASONING) == case["reasoning_text"]
+    assert channel_text(out, Channel.ANSWER) == case["answer_text"]
+    assert channel_text(out, Channel.REASONING) == case["reasoning_text"]
     assert (end.status.value, end.stop_reason) == (case["status"], case["stop_reason"])
     assert sum(isinstance(r, End) for r in out) == 1
 
@@ -82,14 +78,14 @@ def test_recorded_error_event_keeps_its_type_and_message_and_the_code_is_the_sto
 def test_openrouter_data_only_frames_and_done_are_read_but_done_is_not_the_end():
     body = events(CREATED, ev("response.output_text.delta", delta="4"), named=False)
     out = records(b": OPENROUTER PROCESSING\n\n" + body + b"data: [DONE]\n\n")
-    assert text(out, Channel.ANSWER) == "4"
+    assert channel_text(out, Channel.ANSWER) == "4"
     assert out[-1].status is Status.TRUNCATED
 
 
 def test_the_json_type_decides_not_the_event_name():
     body = b"event: message\ndata: " + json.dumps(ev("response.output_text.delta", delta="x")).encode() + b"\n\n"
     out = records(events(CREATED) + body + events(COMPLETED))
-    assert text(out, Channel.ANSWER) == "x"
+    assert channel_text(out, Channel.ANSWER) == "x"
 
 
 def test_summary_and_raw_reasoning_are_reasoning_and_refusal_is_the_answer():
@@ -105,8 +101,8 @@ def test_summary_and_raw_reasoning_are_reasoning_and_refusal_is_the_answer():
         ev("response.output_text.done", text="Olá "),
         COMPLETED,
     ))
-    assert text(out, Channel.REASONING) == "**Plan** think"
-    assert text(out, Channel.ANSWER) == "Olá não 🙅"
+    assert channel_text(out, Channel.REASONING) == "**Plan** think"
+    assert channel_text(out, Channel.ANSWER) == "Olá não 🙅"
     assert Meta("model", "gpt-5") in out
 
 
@@ -188,7 +184,7 @@ def test_citations_and_built_in_tool_items_are_meta_not_text():
         COMPLETED,
     ))
     assert Meta("citation", citation) in out and Meta("web_search_call", search) in out
-    assert text(out, Channel.ANSWER) == "Rain"
+    assert channel_text(out, Channel.ANSWER) == "Rain"
 
 
 def test_unknown_events_and_odd_fields_are_skipped():
