@@ -4,27 +4,40 @@
 Runs ``sse-tool STAGE < /dev/null`` (output to /dev/null) for fetch, frame, normalize and
 render, round-robin with the baseline so that a change in machine load hits all alike,
 and prints per command the median wall time and the median CPU time (user + system, from
-``os.wait4``: less sensitive to other load on the machine), each as a ratio to the
-baseline. Target: each stage within 1.3x. ``fetch`` without a URL stops at the usage
-error, after its imports (httpx loads when the command starts).
+``os.wait4``: less sensitive to other load on the machine), and the instructions one run
+executes (counted by valgrind, when it is installed: the same whatever the load), each
+as a ratio to the baseline. Target: each stage within 1.3x. ``fetch`` without a URL stops at the usage
+error, after its imports; httpx loads only when a request is made, so two more rows show
+the cost of a real one (a tiny body from a server in this process on 127.0.0.1): ``sse-tool
+fetch URL``, and the same request made by httpx itself after ``import typer, orjson``,
+the floor for any typer command built on httpx.
+
+The sources are compiled to bytecode first, as pip does when it installs a package: an
+editable install run with PYTHONDONTWRITEBYTECODE set would otherwise compile every module
+of sse_tool on every run, which no installed copy does.
 
 Then lists, per stage, the modules it imports beyond what ``import typer, orjson`` loads
 (top-level package names, stdlib included; sse_tool's own modules listed apart), so that
 a lazy import can be seen to be lazy.
 
-    .venv/bin/python bench/startup_bench.py            # 30 runs each, about a minute
-    .venv/bin/python bench/startup_bench.py --runs 10
+    .venv/bin/python bench/startup_bench.py            # 30 runs each, then valgrind: 2 minutes
+    .venv/bin/python bench/startup_bench.py --runs 10 --no-valgrind
 """
 
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
+import re
+import shutil
 import statistics
 import subprocess
 import sys
+import threading
 import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 STAGES = ("fetch", "frame", "normalize", "render")
@@ -47,8 +60,48 @@ def run_once(command: list[str]) -> tuple[float, float]:
     return wall, usage.ru_utime + usage.ru_stime
 
 
-def measure(runs: int) -> dict[str, tuple[float, float]]:
-    commands = {"typer+orjson": BASELINE} | {s: sse_tool_command() + [s] for s in STAGES}
+class _Tiny(BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        body = b"data: hi\n\n"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+def serve() -> str:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Tiny)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return "http://%s:%d/" % server.server_address
+
+
+def commands(url: str) -> dict[str, list[str]]:
+    return {"typer+orjson": BASELINE} | {s: sse_tool_command() + [s] for s in STAGES} | {
+        "fetch URL": sse_tool_command() + ["fetch", url],
+        "httpx URL": [sys.executable, "-c", f"import typer, orjson, httpx; httpx.get({url!r})"],
+    }
+
+
+def instructions(commands: dict[str, list[str]]) -> dict[str, int]:
+    """Instructions executed per command, counted by valgrind: the same on a busy machine
+    and an idle one (system calls and disk waits are not in it)."""
+    counts = {}
+    for name, command in commands.items():
+        with open(os.devnull, "rb") as stdin:
+            p = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+                                *command], stdin=stdin, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True,
+                               env=os.environ | {"PYTHONHASHSEED": "0"})
+        counts[name] = int(re.search(r"Collected : (\d+)", p.stderr).group(1))
+    return counts
+
+
+def measure(commands: dict[str, list[str]], runs: int) -> dict[str, tuple[float, float]]:
     samples: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
     for name, command in commands.items():  # warm the page cache and .pyc files
         run_once(command)
@@ -96,15 +149,27 @@ def extra_imports() -> dict[str, tuple[list[str], list[str]]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument("--no-valgrind", action="store_true",
+                        help="skip the instruction counts (about a minute under valgrind)")
     args = parser.parse_args()
 
-    results = measure(args.runs)
+    compileall.compile_dir(Path(__file__).resolve().parent.parent / "sse_tool", quiet=1)
+    todo = commands(serve())
+    results = measure(todo, args.runs)
+    counts = {} if args.no_valgrind or not shutil.which("valgrind") else instructions(todo)
     base_wall, base_cpu = results["typer+orjson"]
-    print(f"start-up, median of {args.runs} runs (round-robin), stdin and stdout /dev/null\n")
-    print(f"{'command':<32} {'wall ms':>8} {'ratio':>6} {'cpu ms':>8} {'ratio':>6}")
+    print(f"start-up, median of {args.runs} runs (round-robin), stdin and stdout /dev/null;"
+          " instructions: one run under valgrind\n")
+    labels = {"typer+orjson": 'python -c "import typer, orjson"',
+              "httpx URL": "  ... + httpx.get(URL)"}
+    print(f"{'command':<32} {'wall ms':>8} {'ratio':>6} {'cpu ms':>8} {'ratio':>6}"
+          + (f" {'instr M':>8} {'ratio':>6}" if counts else ""))
     for name, (wall, cpu) in results.items():
-        label = 'python -c "import typer, orjson"' if name == "typer+orjson" else f"sse-tool {name}"
-        print(f"{label:<32} {wall * 1000:8.1f} {wall / base_wall:6.2f} {cpu * 1000:8.1f} {cpu / base_cpu:6.2f}")
+        label = labels.get(name, f"sse-tool {name}")
+        line = f"{label:<32} {wall * 1000:8.1f} {wall / base_wall:6.2f} {cpu * 1000:8.1f} {cpu / base_cpu:6.2f}"
+        if counts:
+            line += f" {counts[name] / 1e6:8.1f} {counts[name] / counts['typer+orjson']:6.2f}"
+        print(line)
     print("\nimported beyond typer + orjson (top-level names; then sse_tool modules):")
     for stage, (tops, ours) in extra_imports().items():
         print(f"  {stage}: {', '.join(tops) or '-'}")

@@ -4,7 +4,8 @@ Consumes a ``Request`` and its limits (``Timeouts``, a ``retry.RetryPolicy``); p
 stream of items: ``Sending`` (the request as it goes out), ``Head`` (a response status
 line and headers), ``bytes`` (body chunks, one network read each, after content
 decoding), ``Retrying`` (a failed attempt is about to be retried). Failures are typed
-errors carrying their exit code. This is the only module that imports httpx; it prints
+errors carrying their exit code. This is the only module that imports httpx (when a
+request is made, so that a usage error or ``--help`` does not pay for it); it prints
 nothing, and knows nothing of stdout, recordings or redaction (the edge does those).
 
 Deadlines. httpx's connect timeout bounds the connection and its read timeout the wait
@@ -18,38 +19,22 @@ reader) does not count as idle time.
 from __future__ import annotations
 
 import json
-import socket
 import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import closing
-from dataclasses import dataclass
+from typing import TYPE_CHECKING, NamedTuple
 
-
-def _import_httpx():
-    # httpx's __init__ imports its own command line (httpx._main), which loads rich and
-    # pygments when they are installed: most of httpx's import time, and fetch must not
-    # load rich. Hidden during the import, they make httpx fall back to its stub ``main``.
-    if "httpx" in sys.modules:
-        return sys.modules["httpx"]
-    hidden = [name for name in ("rich", "pygments") if name not in sys.modules]
-    for name in hidden:
-        sys.modules[name] = None  # type: ignore[assignment]  # "import name" now fails
-    try:
-        import httpx
-    finally:
-        for name in hidden:
-            if sys.modules.get(name, False) is None:
-                del sys.modules[name]
-    return httpx
-
-
-httpx = _import_httpx()
 
 from .errors import ExitCode, SseToolError
 from .redact import SECRET_HEADERS
 from .retry import Failure, RetryPolicy, Wait
+
+if TYPE_CHECKING:
+    import socket
+
+    import httpx
 
 #: sent unless the request sets these headers itself
 DEFAULT_HEADERS = (("Accept", "text/event-stream"), ("Cache-Control", "no-cache"))
@@ -61,16 +46,14 @@ RESET_MARKER = b": sse-tool reset\n\n"
 ERROR_BODY_LIMIT = 64 * 1024
 
 
-@dataclass(frozen=True)
-class Request:
+class Request(NamedTuple):
     method: str
     url: str
     headers: tuple[tuple[str, str], ...] = ()
     body: bytes | None = None
 
 
-@dataclass(frozen=True)
-class Timeouts:
+class Timeouts(NamedTuple):
     """Seconds, None for no limit. ``total`` covers every attempt and every wait."""
 
     connect: float | None = None
@@ -79,8 +62,7 @@ class Timeouts:
     total: float | None = None
 
 
-@dataclass(frozen=True)
-class Sending:
+class Sending(NamedTuple):
     method: str
     url: str
     headers: tuple[tuple[str, str], ...]
@@ -89,8 +71,7 @@ class Sending:
     attempt: int
 
 
-@dataclass(frozen=True)
-class Head:
+class Head(NamedTuple):
     http_version: str
     status: int
     reason: str
@@ -102,8 +83,7 @@ class Head:
     final: bool = True
 
 
-@dataclass(frozen=True)
-class Retrying:
+class Retrying(NamedTuple):
     wait: Wait
     #: the failure being retried, one line
     reason: str
@@ -154,6 +134,26 @@ _TIMEOUT_TEXT = {
 }
 
 
+def _httpx():
+    """httpx, imported on first use.
+
+    httpx's ``__init__`` also imports its own command line (``httpx._main``: click, rich,
+    pygments), most of its import time and none of it needed here; hidden during the
+    import, it makes httpx fall back to its stub ``main``, and stays importable after.
+    """
+    httpx = sys.modules.get("httpx")
+    if httpx is None:
+        hide = "httpx._main" not in sys.modules
+        if hide:
+            sys.modules["httpx._main"] = None  # type: ignore[assignment]  # import now fails
+        try:
+            import httpx
+        finally:
+            if hide and sys.modules.get("httpx._main", False) is None:
+                del sys.modules["httpx._main"]
+    return httpx
+
+
 def stream(
     request: Request,
     *,
@@ -172,6 +172,7 @@ def stream(
     Closing the generator (or an exception while it is suspended, such as Ctrl-C)
     closes the connection at once.
     """
+    httpx = _httpx()
     policy = policy or RetryPolicy(0)
     headers = _with_defaults(request.headers)
     run = _Run(clock, timeouts)
@@ -240,6 +241,7 @@ class _Run:
 
 
 def _attempt(client, request, headers, attempt, run, follow_redirects):
+    httpx = _httpx()
     connect, connect_which = run.bound(run.timeouts.connect, "connect")
     first, first_which = run.bound(run.timeouts.first_byte, "first-byte")
     write, _ = run.bound(None, "total")
@@ -279,6 +281,7 @@ def _attempt(client, request, headers, attempt, run, follow_redirects):
 
 def _body(response, run, began, limit=None):
     """The body's chunks, under the watchdog's deadlines; at most about ``limit`` bytes."""
+    httpx = _httpx()
     sock = _socket_of(response)
     if sock is not None:
         # The watchdog owns the body's deadlines now; without this the head's read timeout
@@ -371,6 +374,8 @@ class _Watchdog:
 def _shut(sock: socket.socket) -> None:
     # Shut a duplicate of the descriptor: shutdown acts on the connection, and touching
     # the socket object itself (an SSL one, say) from this thread would not be safe.
+    import socket
+
     try:
         dup = socket.fromfd(sock.fileno(), sock.family, sock.type)
     except OSError:
@@ -384,6 +389,8 @@ def _shut(sock: socket.socket) -> None:
 
 
 def _socket_of(response: httpx.Response) -> socket.socket | None:
+    import socket  # loaded by httpx already: a request is on its way
+
     stream = response.extensions.get("network_stream")
     try:
         sock = stream.get_extra_info("socket") if stream is not None else None
@@ -470,7 +477,7 @@ def _with_defaults(headers) -> tuple[tuple[str, str], ...]:
 
 
 def _strip_secrets_across_origins(url: str):
-    origin = httpx.URL(url)
+    origin = _httpx().URL(url)
 
     def hook(request: httpx.Request) -> None:
         # httpx drops Authorization on a cross-origin redirect; the API-key headers go too.
@@ -484,6 +491,7 @@ def _strip_secrets_across_origins(url: str):
 
 
 def _network_text(req: httpx.Request, exc: Exception) -> str:
+    httpx = _httpx()
     where = req.url.host + (f":{req.url.port}" if req.url.port else "")
     if isinstance(exc, httpx.ConnectError):
         return f"cannot connect to {where}: {_detail(exc)}"

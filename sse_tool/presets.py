@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from types import MappingProxyType
+from typing import Any, NamedTuple
 from urllib.parse import quote
 
 from .errors import ExitCode, SseToolError
@@ -36,8 +36,7 @@ class PresetError(SseToolError):
     exit_code = ExitCode.USAGE
 
 
-@dataclass(frozen=True)
-class Provider:
+class Provider(NamedTuple):
     name: str
     base_url: str
     #: environment variables holding the key, the first set one wins
@@ -54,8 +53,7 @@ PROVIDERS = {
 }
 
 
-@dataclass(frozen=True)
-class Generation:
+class Generation(NamedTuple):
     """The options every preset understands; None leaves the provider's default."""
 
     model: str
@@ -66,11 +64,10 @@ class Generation:
     #: "off", "low", "medium", "high", or a thinking budget in tokens as a string
     reasoning: str | None = None
     #: extra body fields, dotted paths to JSON values (``generationConfig.topK`` -> 40)
-    params: Mapping[str, Any] = field(default_factory=dict)
+    params: Mapping[str, Any] = MappingProxyType({})
 
 
-@dataclass(frozen=True)
-class PresetRequest:
+class PresetRequest(NamedTuple):
     method: str
     url: str
     headers: list[tuple[str, str]]

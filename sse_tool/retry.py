@@ -9,19 +9,16 @@ It does not sleep, read a clock or know HTTP libraries: the wall clock (for a
 
 from __future__ import annotations
 
-import random as _random
 import time as _time
 from collections.abc import Callable
-from dataclasses import dataclass
-from email.utils import parsedate_to_datetime
+from typing import NamedTuple
 
 #: statuses worth retrying: request timeout, rate limit, and server trouble other than
 #: "not implemented" and "HTTP version not supported", which a retry cannot fix
 RETRY_STATUSES = frozenset({408, 429} | set(range(500, 600)) - {501, 505})
 
 
-@dataclass(frozen=True)
-class Failure:
+class Failure(NamedTuple):
     """One failed attempt, as the policy needs to see it."""
 
     #: "network" (connect, DNS, TLS, reset), "status", "timeout" or "cut" (body cut short)
@@ -36,14 +33,19 @@ class Failure:
     partial: bool = False
 
 
-@dataclass(frozen=True)
-class Wait:
+class Wait(NamedTuple):
     seconds: float
     #: this retry's number (1 for the first retry) and the number allowed
     attempt: int
     retries: int
     #: "Retry-After" when the server chose the delay, else "backoff"
     basis: str
+
+
+def _uniform() -> float:
+    import random  # on first use: most fetches never retry
+
+    return random.random()
 
 
 class RetryPolicy:
@@ -57,7 +59,7 @@ class RetryPolicy:
         base: float = 0.5,
         cap: float = 30.0,
         max_retry_after: float = 600.0,
-        random: Callable[[], float] = _random.random,
+        random: Callable[[], float] = _uniform,
         now: Callable[[], float] = _time.time,
     ) -> None:
         self.retries = retries
@@ -121,6 +123,8 @@ def parse_retry_after(value: str, now: float) -> float | None:
     try:
         seconds = float(value)
     except ValueError:
+        from email.utils import parsedate_to_datetime  # on first use: the rare date form
+
         try:
             seconds = parsedate_to_datetime(value).timestamp() - now
         except (TypeError, ValueError, IndexError):

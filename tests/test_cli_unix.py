@@ -142,8 +142,10 @@ def test_bash_itself_completes_with_the_installed_script():
 
 def test_show_completion_detects_bash_as_the_shell_it_runs_in():
     _real_shell("bash")
-    done = subprocess.run(["bash", "-c", "sse-tool --show-completion"], capture_output=True, text=True,
-                          env=_shell_env(), timeout=20)
+    # A lone command would be exec'd by bash in its own place, leaving the shell to be found
+    # among the test runner's ancestors (none when it runs detached): keep bash the parent.
+    done = subprocess.run(["bash", "-c", "sse-tool --show-completion; exit $?"], capture_output=True,
+                          text=True, env=_shell_env(), timeout=20)
     assert done.returncode == 0 and "complete -o default -F _sse_tool_completion sse-tool" in done.stdout
 
 

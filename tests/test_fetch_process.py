@@ -79,11 +79,12 @@ def test_a_reader_that_stops_early_closes_the_upstream_quietly(server):
     assert server.disconnected["h1"].wait(WAIT)
 
 
-def test_fetch_never_imports_rich_and_other_stages_never_import_httpx(server):
+def test_fetch_imports_httpx_only_for_a_request_and_never_its_cli(server):
+    # httpx._main is httpx's own command line: click, rich and pygments
     probe = (
         "import atexit, sys\n"
         "atexit.register(lambda: sys.stderr.write('LOADED %s' % sorted("
-        "m for m in ('httpx', 'rich') if m in sys.modules)))\n"
+        "m for m in ('httpx', 'httpx._main', 'click', 'rich') if m in sys.modules)))\n"
         "sys.argv = ['sse-tool'] + sys.argv[1:]\n"
         "from sse_tool.cli import main\n"
         "main()\n"
@@ -91,6 +92,23 @@ def test_fetch_never_imports_rich_and_other_stages_never_import_httpx(server):
     r = subprocess.run([SSE_TOOL[0], "-c", probe, "fetch", server.url("/sse?n=1")],
                        capture_output=True, env=clean_env(), timeout=WAIT)
     assert r.returncode == 0 and b"LOADED ['httpx']" in r.stderr
+    # A usage error is found before any request is built: httpx never loads.
+    r = subprocess.run([SSE_TOOL[0], "-c", probe, "fetch"], stdin=subprocess.DEVNULL,
+                       capture_output=True, env=clean_env(), timeout=WAIT)
+    assert r.returncode == 2 and b"LOADED []" in r.stderr
     r = subprocess.run([SSE_TOOL[0], "-c", probe, "frame"], input=b"data: x\n\n",
                        capture_output=True, env=clean_env(), timeout=WAIT)
     assert r.returncode == 0 and b"LOADED []" in r.stderr
+
+
+def test_hiding_httpx_cli_during_the_import_leaves_it_importable_afterwards():
+    code = ("import sys\n"
+            "from sse_tool.fetch import _httpx\n"
+            "_httpx()\n"
+            "assert 'httpx' in sys.modules and 'httpx._main' not in sys.modules\n"
+            "try:\n"
+            "    import httpx._main\n"
+            "except ImportError as exc:  # click may be missing, but not the sentinel\n"
+            "    assert 'halted' not in str(exc), exc\n")
+    r = subprocess.run([SSE_TOOL[0], "-c", code], capture_output=True, env=clean_env(), timeout=WAIT)
+    assert r.returncode == 0, r.stderr

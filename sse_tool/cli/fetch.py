@@ -1,8 +1,8 @@
 """``sse-tool fetch``: one HTTP request, the response body's bytes to stdout as they arrive.
 
 The edge around ``sse_tool.fetch``: options to a request, items to stdout, stderr and the
-recording, failures to exit codes. httpx is imported only when the command runs, so other
-subcommands never load it; every line shown or recorded goes through the redactor.
+recording, failures to exit codes. httpx is imported only when a request is made (see
+``sse_tool.fetch``); every line shown or recorded goes through the redactor.
 """
 
 from __future__ import annotations
@@ -18,9 +18,10 @@ from typing import List, Optional
 import typer
 
 from ..errors import ExitCode, SseToolError
+from ..fetch import FetchError, Head, Request, Retrying, Sending, Timeouts, stream
 from ..presets import PROVIDERS, Generation, build, parse_param
-from ..recording import RecordingWriter
 from ..redact import Redactor, is_secret_header
+from ..retry import RetryPolicy
 from . import _edge
 from ._edge import Output, parse_duration, run_stage, warn
 
@@ -109,8 +110,6 @@ def fetch(
     are sent unless -H sets them. Secrets (Authorization, x-api-key, api-key,
     x-goog-api-key, cookies, key= parameters) are redacted in every message and recording.
     """
-    from ..fetch import Timeouts  # noqa: F401  (httpx loads here, not at CLI start-up)
-
     timeouts = Timeouts(
         connect=_duration(connect_timeout), first_byte=_duration(first_byte_timeout),
         idle=_duration(idle_timeout), total=_duration(max_time),
@@ -152,8 +151,6 @@ def _duration(text: Optional[str]) -> Optional[float]:
 
 
 def _request(url, method, headers, data, json_data, provider, gen, base_url, redactor):
-    from ..fetch import Request
-
     pairs = [_header(h) for h in headers]
     redactor.learn_headers(pairs)
     if data is not None and json_data is not None:
@@ -176,7 +173,7 @@ def _request(url, method, headers, data, json_data, provider, gen, base_url, red
     if not gen.model:
         raise FetchUsage(f"--provider {provider.value} needs --model")
     if gen.prompt == "-":
-        gen = _replace_prompt(gen, sys.stdin.read())
+        gen = gen._replace(prompt=sys.stdin.read())
     elif not gen.prompt:
         raise FetchUsage(f"--provider {provider.value} needs --prompt (- reads it from stdin)")
     have_credential = any(is_secret_header(n) and v.strip() for n, v in pairs)
@@ -185,12 +182,6 @@ def _request(url, method, headers, data, json_data, provider, gen, base_url, red
     redactor.learn_url(preset.url)
     return Request((method or preset.method).upper(), preset.url,
                    tuple(_defaults(preset.headers, pairs)), preset.body)
-
-
-def _replace_prompt(gen: Generation, prompt: str) -> Generation:
-    from dataclasses import replace
-
-    return replace(gen, prompt=prompt)
 
 
 def _header(text: str) -> tuple[str, str]:
@@ -222,9 +213,6 @@ def _read_data(value: Optional[str]) -> Optional[bytes]:
 
 def _run(request, timeouts, redactor, say, *, http2, location, max_redirs, retry, retry_partial,
          retry_delay, record, verbose) -> int:
-    from ..fetch import FetchError, Head, Retrying, Sending, stream
-    from ..retry import RetryPolicy
-
     out = Output()
     recorder = _Recorder(record, redactor)
     start = time.monotonic()
@@ -278,7 +266,7 @@ class _Recorder:
     def __init__(self, path: Optional[str], redactor: Redactor) -> None:
         self._path = path
         self._redactor = redactor
-        self._writer: Optional[RecordingWriter] = None
+        self._writer = None  # a RecordingWriter once the request goes out
         self._file = None
         self._head = None  # the latest final head, recorded once its body starts
         self._head_written = False
@@ -286,6 +274,8 @@ class _Recorder:
     def request(self, sending) -> None:
         if self._path is None or self._writer is not None:
             return
+        from ..recording import RecordingWriter  # only with --record
+
         try:
             self._file = open(self._path, "w", encoding="utf-8", newline="\n")
         except OSError as exc:
