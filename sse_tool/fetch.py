@@ -26,7 +26,6 @@ from collections.abc import Callable, Iterator
 from contextlib import closing
 from typing import TYPE_CHECKING, NamedTuple
 
-
 from .errors import ExitCode, SseToolError
 from .redact import SECRET_HEADERS
 from .retry import Failure, RetryPolicy, Wait
