@@ -44,6 +44,7 @@ import tracemalloc
 from pathlib import Path
 
 import make_corpus
+from installed import sse_tool_command
 from httpx_sse import EventSource
 from openai._streaming import SSEDecoder as OpenAIDecoder
 
@@ -180,7 +181,7 @@ def measure_corpus(name: str, data: bytes, repeat: int, sizes=SIZES) -> None:
 
 
 def measure_process(path: Path, runs: int) -> None:
-    command = sse_tool_command() + ["frame"]
+    command = [*sse_tool_command(), "frame"]
     times = []
     for _ in range(runs):
         with open(path, "rb") as stdin, open(os.devnull, "wb") as stdout:
@@ -191,11 +192,6 @@ def measure_process(path: Path, runs: int) -> None:
     size = path.stat().st_size
     print(f"sse-tool frame < {path.name} > /dev/null: {size / min(times) / 1e6:.1f} MB/s "
           f"(best of {runs}, start-up included)")
-
-
-def sse_tool_command() -> list[str]:
-    script = Path(sys.executable).parent / "sse-tool"
-    return [str(script)] if script.exists() else [sys.executable, "-m", "sse_tool"]
 
 
 def median_wall(command: list[str], runs: int) -> float:
@@ -209,7 +205,7 @@ def median_wall(command: list[str], runs: int) -> float:
 
 
 def measure_startup(runs: int) -> None:
-    frame = median_wall(sse_tool_command() + ["frame"], runs)
+    frame = median_wall([*sse_tool_command(), "frame"], runs)
     baseline = median_wall([sys.executable, "-c", "import typer, orjson"], runs)
     print(f"\nstart-up, median of {runs}: sse-tool frame < /dev/null {frame * 1000:.0f} ms; "
           f'python -c "import typer, orjson" {baseline * 1000:.0f} ms; ratio {frame / baseline:.2f} (target <= 1.3)')

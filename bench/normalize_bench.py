@@ -31,6 +31,7 @@ import time
 import warnings
 from pathlib import Path
 
+from installed import sse_tool_command
 from sse_tool.pipeline import RecordReader
 
 CHUNK = 65536
@@ -62,7 +63,7 @@ def in_process(data: bytes) -> int:
 def as_process(path: Path) -> int:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
     with open(path, "rb") as stdin, tempfile.TemporaryFile() as out:
-        code = subprocess.run([sys.executable, "-m", "sse_tool", "normalize"], stdin=stdin, stdout=out,
+        code = subprocess.run([*sse_tool_command(), "normalize"], stdin=stdin, stdout=out,
                               env=env).returncode
         if code != 0:
             raise SystemExit(f"sse-tool normalize exited {code} on {path}")

@@ -39,6 +39,8 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+from installed import sse_tool_command
+
 HEAD = (
     b'event: message_start\ndata: {"type":"message_start","message":{"id":"m","type":"message",'
     b'"role":"assistant","model":"claude-bench","content":[],"stop_reason":null,'
@@ -76,11 +78,6 @@ HTTP_RELAY = (
 def delta(i: int) -> bytes:
     return (b'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,'
             b'"delta":{"type":"text_delta","text":"m%05d\\n"}}\n\n' % i)
-
-
-def sse_tool() -> list[str]:
-    script = Path(sys.executable).parent / "sse-tool"
-    return [str(script)] if script.exists() else [sys.executable, "-m", "sse_tool"]
 
 
 class Schedule:
@@ -156,7 +153,8 @@ def latency_run(kind: str, floor: bool, events: int, gap: float) -> list[float]:
     os.environ.clear()
     os.environ.update(env_clean)
     relay = [sys.executable, "-c", RELAY]
-    tail = [sse_tool() + ["frame"], sse_tool() + ["normalize"], sse_tool() + ["render", "--interval", "0"]]
+    tool = sse_tool_command()
+    tail = [[*tool, "frame"], [*tool, "normalize"], [*tool, "render", "--interval", "0"]]
     server = None
     if kind == "http":
         server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
@@ -165,7 +163,7 @@ def latency_run(kind: str, floor: bool, events: int, gap: float) -> list[float]:
         threading.Thread(target=server.serve_forever, daemon=True).start()
         host, port = server.server_address
         first = ([sys.executable, "-c", HTTP_RELAY, host, str(port), "/s"] if floor
-                 else sse_tool() + ["fetch", f"http://{host}:{port}/s"])
+                 else [*tool, "fetch", f"http://{host}:{port}/s"])
         commands = [first] + ([relay] * 3 if floor else tail)
         procs = start_chain(commands, subprocess.DEVNULL)
     else:
@@ -249,7 +247,7 @@ def measure_throughput(corpus: Path, repeat: int) -> None:
     if not path.exists():
         raise SystemExit(f"{path} is missing: run python3 bench/make_corpus.py --out {corpus}")
     size = path.stat().st_size
-    tool = sse_tool()
+    tool = list(sse_tool_command())
     relay = [sys.executable, "-c", RELAY]
     chains = {
         "frame | normalize | render": [tool + ["frame"], tool + ["normalize"], tool + ["render"]],

@@ -25,7 +25,8 @@ import termios
 import threading
 import time
 
-SSE_TOOL = [sys.executable, "-m", "sse_tool"]
+from installed import sse_tool_command
+
 RUNS = {"pty-40ms": ("pty", "40ms"), "pty-0": ("pty", "0"), "pipe-40ms": ("pipe", "40ms"), "pipe-0": ("pipe", "0")}
 
 
@@ -54,7 +55,7 @@ def run(where: str, interval: str, rate: int, seconds: float) -> dict:
         out_fd, child_out = master, slave
     else:
         out_fd, child_out = os.pipe()
-    proc = subprocess.Popen([*SSE_TOOL, "render", "--stats", "--interval", interval],
+    proc = subprocess.Popen([*sse_tool_command(), "render", "--stats", "--interval", interval],
                             stdin=subprocess.PIPE, stdout=child_out, stderr=subprocess.PIPE, env=env)
     os.close(child_out)
     received = [0]

@@ -12,9 +12,7 @@ the cost of a real one (a tiny body from a server in this process on 127.0.0.1):
 fetch URL``, and the same request made by httpx itself after ``import typer, orjson``,
 the floor for any typer command built on httpx.
 
-The sources are compiled to bytecode first, as pip does when it installs a package: an
-editable install run with PYTHONDONTWRITEBYTECODE set would otherwise compile every module
-of sse_tool on every run, which no installed copy does.
+The sources are compiled to bytecode first, as an install has them (see installed.py).
 
 Then lists, per stage, the modules it imports beyond what ``import typer, orjson`` loads
 (top-level package names, stdlib included; sse_tool's own modules listed apart), so that
@@ -27,7 +25,6 @@ a lazy import can be seen to be lazy.
 from __future__ import annotations
 
 import argparse
-import compileall
 import json
 import os
 import re
@@ -38,15 +35,11 @@ import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
+
+from installed import sse_tool_command
 
 STAGES = ("fetch", "frame", "normalize", "render")
 BASELINE = [sys.executable, "-c", "import typer, orjson"]
-
-
-def sse_tool_command() -> list[str]:
-    script = Path(sys.executable).parent / "sse-tool"
-    return [str(script)] if script.exists() else [sys.executable, "-m", "sse_tool"]
 
 
 def run_once(command: list[str]) -> tuple[float, float]:
@@ -81,8 +74,8 @@ def serve() -> str:
 
 
 def commands(url: str) -> dict[str, list[str]]:
-    return {"typer+orjson": BASELINE} | {s: sse_tool_command() + [s] for s in STAGES} | {
-        "fetch URL": sse_tool_command() + ["fetch", url],
+    return {"typer+orjson": BASELINE} | {s: [*sse_tool_command(), s] for s in STAGES} | {
+        "fetch URL": [*sse_tool_command(), "fetch", url],
         "httpx URL": [sys.executable, "-c", f"import typer, orjson, httpx; httpx.get({url!r})"],
     }
 
@@ -153,7 +146,6 @@ def main() -> None:
                         help="skip the instruction counts (about a minute under valgrind)")
     args = parser.parse_args()
 
-    compileall.compile_dir(Path(__file__).resolve().parent.parent / "sse_tool", quiet=1)
     todo = commands(serve())
     results = measure(todo, args.runs)
     counts = {} if args.no_valgrind or not shutil.which("valgrind") else instructions(todo)
