@@ -182,6 +182,8 @@ def stream(
         )
     except ImportError:
         raise UsageError("--http2 needs the h2 package: pip install 'sse-tool[http2]'") from None
+    except OSError as exc:  # httpx loads SSL_CERT_FILE / SSL_CERT_DIR here
+        raise UsageError(_ca_text(exc, trust_env)) from None
     with client:
         attempt = 0
         passed_on = False  # body bytes of some attempt went downstream
@@ -489,9 +491,30 @@ def _strip_secrets_across_origins(url: str):
     return hook
 
 
+def _ca_text(exc: OSError, trust_env: bool) -> str:
+    import os
+
+    name = next((n for n in ("SSL_CERT_FILE", "SSL_CERT_DIR")
+                 if trust_env and os.environ.get(n)), "")
+    where = f"{name}={os.environ[name]}" if name else "the default CA certificates"
+    return f"cannot load {where}: {exc.strerror or getattr(exc, 'reason', None) or _detail(exc)}"
+
+
 def _network_text(req: httpx.Request, exc: Exception) -> str:
+    import ssl  # loaded by httpx already
+
     httpx = _httpx()
     where = req.url.host + (f":{req.url.port}" if req.url.port else "")
+    cause = exc
+    while cause is not None and not isinstance(cause, ssl.SSLCertVerificationError):
+        cause = cause.__cause__ or cause.__context__
+    if cause is not None:
+        # The ssl module's own text names a C source line; say what failed, and for an
+        # issuer not trusted (X509_V_ERR_* 2, 18-21), the cure.
+        hint = " (SSL_CERT_FILE or SSL_CERT_DIR name the CAs to trust)" if cause.verify_code in (
+            2, 18, 19, 20, 21) else ""
+        return (f"cannot connect to {where}: the server's TLS certificate could not be verified: "
+                f"{cause.verify_message.rstrip('.')}{hint}")
     if isinstance(exc, httpx.ConnectError):
         return f"cannot connect to {where}: {_detail(exc)}"
     if isinstance(exc, httpx.ProxyError):
@@ -500,6 +523,13 @@ def _network_text(req: httpx.Request, exc: Exception) -> str:
 
 
 def _detail(exc: Exception) -> str:
+    # httpcore raises an HTTP/2 reset or GOAWAY with the h2 event as its text (a repr)
+    event = exc.__cause__.args[0] if exc.__cause__ is not None and exc.__cause__.args else None
+    code = getattr(event, "error_code", None)
+    if code is not None:
+        what = "reset the HTTP/2 stream" if hasattr(event, "stream_id") else \
+            "ended the HTTP/2 connection"
+        return f"the server {what} (error {getattr(code, 'name', code)})"
     return shorten(str(exc) or type(exc).__name__, 160)
 
 
