@@ -23,6 +23,10 @@ Paths:
   /gzip?n=3&delay=0.01         gzip-encoded events, each flushed so it can be decoded at once
   /redirect?to=PATH            302 to PATH
   /capture/...                 records the request in ``requests``, answers a short stream
+  /echo-key?status=401&form=raw|url&at=N&gate=G&encoding=gzip|br
+                               quotes the credential it received, as some APIs do: an error
+                               body, or (status 200) events with the key written in two
+                               chunks cut N bytes into it, waiting for ``gates[G]`` between
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ import zlib
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, quote, urlsplit
 
 
 def events(n: int) -> bytes:
@@ -284,6 +288,34 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", "0")
         self.send_header("Connection", "close")
         self.end_headers()
+
+    def route_echo_key(self, app, key) -> None:
+        sent = (self.headers.get("Authorization") or "").removeprefix("Bearer ") or \
+            self.headers.get("x-api-key") or self.headers.get("x-goog-api-key") or ""
+        if self.q.get("form") == "url":
+            sent = quote(sent, safe="")
+        status = int(self.q.get("status", 401))
+        if status != 200:
+            message = f"Incorrect API key provided: {sent}. You can find your API key at ..."
+            parts = [json.dumps({"error": {"message": message, "type": "invalid_request_error"}})
+                     .encode()]
+        else:
+            quoted = b'data: {"echo": "%s"}\n\n' % sent.encode()
+            at = quoted.index(b": \"") + 3 + int(self.q.get("at", 5))
+            parts = [event(0), quoted[:at], quoted[at:] + event(1)]
+        encoding = self.q.get("encoding")
+        if encoding == "gzip":
+            z = zlib.compressobj(wbits=31)
+            parts = [z.compress(p) + z.flush(zlib.Z_SYNC_FLUSH) for p in parts] + [z.flush()]
+        headers = [("Content-Type", "application/json" if status != 200 else "text/event-stream")]
+        if encoding:
+            headers.append(("Content-Encoding", encoding))
+        self.head(status, headers)
+        for i, part in enumerate(parts):
+            if i == 2 and "gate" in self.q:
+                self.pause(None, app.gates[self.q["gate"]])
+            self.chunk(part)
+        self.end_chunks()
 
     def route_capture(self, app, key) -> None:
         self.route_sse(app, key)

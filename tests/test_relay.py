@@ -1,18 +1,24 @@
 """The relay (``serve --upstream``) against a fake upstream on 127.0.0.1 (tests/http_server.py):
-bytes unchanged and not held back, the key injected and never echoed, disconnects passed on."""
+bytes unchanged and not held back, the key injected and never echoed (not even when the
+upstream quotes it), disconnects passed on."""
 
 from __future__ import annotations
 
 import json
 import re
 
+from urllib.parse import quote
+
 import httpx
 import pytest
+
+from sse_tool.serve.relay import forwarded_headers, returned_headers
 
 from .http_server import LocalServer, event, events
 from .serve_process import ServeProcess, fetch
 
 KEY = "sk-relay-test-key-0123456789"
+MASKED = b"*" * len(KEY)
 TOKEN = "dev-token-abcdef"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
@@ -34,6 +40,13 @@ def relay(upstream):
 
 
 @pytest.fixture(scope="module")
+def keyless(upstream):
+    serve = ServeProcess("--upstream", upstream.base, "--provider", "none")
+    yield serve
+    assert serve.stop() == 130
+
+
+@pytest.fixture(scope="module")
 def client():
     with httpx.Client(timeout=10, trust_env=False) as c:
         yield c
@@ -48,15 +61,6 @@ def test_the_relayed_bytes_are_the_upstreams_bytes(relay, upstream, client):
     assert r.status_code == 200 and r.content == events(5)
     assert r.headers["content-type"] == "text/event-stream"
     assert r.headers["x-accel-buffering"] == "no"
-
-
-def test_a_compressed_body_is_relayed_raw_with_its_encoding(relay, upstream, client):
-    headers = {"Accept-Encoding": "gzip"}
-    with client.stream("GET", upstream.url("/gzip?n=3&delay=0"), headers=headers) as direct:
-        raw = b"".join(direct.iter_raw())
-    with client.stream("GET", relay.url("/gzip?n=3&delay=0"), headers={**headers, **AUTH}) as r:
-        assert r.headers["content-encoding"] == "gzip"
-        assert b"".join(r.iter_raw()) == raw
 
 
 def test_fetch_through_the_relay_gets_what_it_gets_direct(relay, upstream):
@@ -160,3 +164,105 @@ def test_an_unreachable_upstream_is_a_502():
         assert r.status_code == 502 and r.json()["error"]["type"] == "relay_error"
     finally:
         relay.stop()
+
+
+# -- the key quoted back by the upstream ---------------------------------------------------
+
+def test_an_error_body_that_quotes_the_key_comes_back_masked(relay, upstream, client):
+    direct = client.get(upstream.url("/echo-key?status=401"), headers={"Authorization": f"Bearer {KEY}"})
+    assert KEY.encode() in direct.content
+    r = client.get(relay.url("/echo-key?status=401"), headers=AUTH)
+    assert r.status_code == 401 and r.headers["content-type"] == "application/json"
+    assert r.content == direct.content.replace(KEY.encode(), MASKED)
+    assert r.json()["error"]["message"].startswith("Incorrect API key provided: ****")
+    relay.wait_for(re.compile(r'"GET /echo-key\?status=401" 401 '))
+    assert KEY not in relay.log()
+
+
+@pytest.mark.parametrize("at", [1, 13, len(KEY) - 1])
+def test_a_key_split_across_chunks_is_masked_and_only_its_start_waits(relay, upstream, client, at):
+    # The upstream writes the key in two chunks and waits on a gate between them: what came
+    # before the key is through the relay while the gate is shut, the key's start is not.
+    gate = f"split-{at}"
+    before = event(0) + b'data: {"echo": "'
+    with client.stream("GET", relay.url(f"/echo-key?status=200&at={at}&gate={gate}"),
+                       headers=AUTH) as r:
+        chunks = r.iter_raw()
+        got = b""
+        while len(got) < len(before):
+            got += next(chunks)
+        assert got == before
+        assert not upstream.gates[gate].is_set()
+        upstream.gates[gate].set()
+        assert got + b"".join(chunks) == before + MASKED + b'"}\n\n' + event(1)
+
+
+def test_the_url_encoded_key_is_masked_too_and_never_logged(upstream):
+    odd = "sk-odd/key+with=signs%2F0123"
+    encoded = quote(odd, safe="")
+    relay = ServeProcess("--upstream", upstream.base, "--provider", "openai",
+                         env={"OPENAI_API_KEY": odd})
+    try:
+        with httpx.Client(timeout=10, trust_env=False) as c:
+            for form, shown in (("raw", odd), ("url", encoded)):
+                r = c.get(relay.url(f"/echo-key?status=401&form={form}"))
+                assert r.status_code == 401
+                assert odd not in r.text and encoded not in r.text
+                assert f"provided: {'*' * len(shown)}." in r.json()["error"]["message"]
+    finally:
+        assert relay.stop() == 130
+    assert odd not in relay.log() and encoded not in relay.log()
+
+
+def test_an_sse_stream_without_the_key_is_byte_identical(relay, upstream, client):
+    direct = client.get(upstream.url("/length?n=7"))
+    through = client.get(relay.url("/length?n=7"), headers=AUTH)
+    assert through.content == direct.content == events(7)
+
+
+def test_response_headers_that_quote_the_key_are_masked():
+    headers = [("x-debug", f"rejected key={KEY}"), ("Content-Encoding", "gzip"),
+               ("Content-Type", "application/json")]
+    assert returned_headers(headers, KEY) == [
+        ("x-debug", f"rejected key={'*' * len(KEY)}"), ("Content-Type", "application/json"),
+        ("X-Accel-Buffering", "no")]
+    assert ("Content-Encoding", "gzip") in returned_headers(headers)
+
+
+# -- compressed bodies ---------------------------------------------------------------------
+
+def test_a_relay_with_a_key_asks_for_an_uncompressed_body_whatever_the_client_takes():
+    asked = [("accept-encoding", "gzip, br")]
+    assert ("accept-encoding", "identity") in forwarded_headers([(b"Accept-Encoding", b"gzip, br")],
+                                                                "openai", KEY)
+    assert [h for h in forwarded_headers([(b"Accept-Encoding", b"gzip, br")], None, None)
+            if h[0] == "accept-encoding"] == asked
+
+
+def test_a_gzip_body_sent_anyway_is_decoded_scanned_and_sent_plain(relay, upstream, client):
+    headers = {**AUTH, "Accept-Encoding": "gzip"}
+    with client.stream("GET", relay.url("/gzip?n=3&delay=0"), headers=headers) as r:
+        assert "content-encoding" not in r.headers
+        assert b"".join(r.iter_raw()) == events(3)
+    assert last_request(upstream, "/gzip").header("accept-encoding") == "identity"
+    with client.stream("GET", relay.url("/echo-key?status=200&at=4&encoding=gzip"),
+                       headers=headers) as r:
+        assert "content-encoding" not in r.headers
+        assert b"".join(r.iter_raw()) == event(0) + b'data: {"echo": "' + MASKED + b'"}\n\n' + event(1)
+
+
+def test_a_body_in_an_encoding_the_relay_cannot_scan_is_refused_with_a_502(relay, client):
+    r = client.get(relay.url("/echo-key?status=401&encoding=br"), headers=AUTH)
+    assert r.status_code == 502 and r.json()["error"]["type"] == "relay_error"
+    assert "Content-Encoding br" in r.json()["error"]["message"] and KEY not in r.text
+    relay.wait_for(re.compile(r'"GET /echo-key\?status=401&encoding=br" 502 .*Content-Encoding br'))
+
+
+def test_a_relay_without_a_key_passes_a_compressed_body_raw_with_its_encoding(keyless, upstream, client):
+    headers = {"Accept-Encoding": "gzip"}
+    with client.stream("GET", upstream.url("/gzip?n=3&delay=0"), headers=headers) as direct:
+        raw = b"".join(direct.iter_raw())
+    with client.stream("GET", keyless.url("/gzip?n=3&delay=0"), headers=headers) as r:
+        assert r.headers["content-encoding"] == "gzip"
+        assert b"".join(r.iter_raw()) == raw
+    assert last_request(upstream, "/gzip").header("accept-encoding") == "gzip"

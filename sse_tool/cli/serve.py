@@ -161,6 +161,7 @@ def _bind(host: str, port: int):
         sock = socket.socket(family, kind, proto)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(address)
+        sock.listen(2048)  # before "listening on" is printed: a client may connect at once
     except OSError as exc:
         raise ServeUsage(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     return sock

@@ -3,10 +3,18 @@
 Consumes ASGI requests and an upstream base URL; forwards the method, the path (appended
 to the base), the query (less any credential parameter), the body and the headers that
 are safe to pass on (no credentials, cookies, hop-by-hop or browser-context headers),
-adds the provider's key header, and sends the response status, headers and raw body bytes
-back unchanged (no decoding, parsing or re-serialising), each chunk as it arrives. When
-the client goes away, the upstream request is closed at once. Nothing the client sent as
-a credential reaches the upstream, and the key never reaches the client or the log.
+adds the provider's key header, and sends the response status, headers and body bytes
+back, each chunk as it arrives, without parsing or re-serialising. When the client goes
+away, the upstream request is closed at once. Nothing the client sent as a credential
+reaches the upstream, and the key never reaches the client or the log.
+
+Some APIs quote the key they rejected, so a relay that holds a key passes every response
+header value and body chunk through ``scrub.KeyScrubber``, which masks the key (raw or
+URL-encoded) with a mask of the same length and holds back only a chunk end that could be its start.
+A compressed body could hide the key from that scan, so such a relay asks the upstream for
+``Accept-Encoding: identity``; one that compresses anyway is decoded (gzip, deflate) and
+sent on plain, and any other encoding is refused with a 502. A relay without a key sends
+the raw bytes, compressed or not, exactly as they came.
 
 This is the only ``serve`` module that imports httpx; it reads no environment (the CLI
 passes the key) and writes no log (``gate.Gate`` does).
@@ -23,6 +31,7 @@ from ..presets import ANTHROPIC_VERSION
 from ..redact import SECRET_PARAMS, is_secret_header
 from .asgi import Departure, encode_headers, json_error, read_body, respond
 from .gate import NOTE
+from .scrub import KeyScrubber, scrub
 
 # Request headers never forwarded: hop-by-hop ones, those the client computes for its own
 # connection, and browser context that would make a provider apply its CORS rules.
@@ -37,6 +46,8 @@ _CREDENTIAL_WORDS = ("auth", "key", "token", "secret", "cookie", "session", "pas
 # Response headers not passed back: framing (the server re-frames), and cookies.
 _NOT_RETURNED = frozenset({"connection", "keep-alive", "transfer-encoding", "content-length",
                            "set-cookie", "date", "server", "alt-svc"})
+# The encodings httpx undoes by itself, so a body in them can be scanned for the key.
+_SCANNABLE = frozenset({"identity", "gzip", "deflate"})
 
 #: provider -> the headers that carry its key
 KEY_HEADERS = {
@@ -56,6 +67,9 @@ def forwarded_headers(headers, provider: str | None, key: str | None) -> list[tu
                 or any(word in name for word in _CREDENTIAL_WORDS)):
             continue
         out.append((name, raw_value.decode("latin-1")))
+    if key:
+        # The body must be scanned for the key: ask for it uncompressed, whatever the client takes.
+        out = [(n, v) for n, v in out if n != "accept-encoding"]
     names = {n for n, _ in out}
     if "accept-encoding" not in names:
         out.append(("accept-encoding", "identity"))  # else httpx would ask for gzip itself
@@ -73,8 +87,13 @@ def forwarded_query(query: str) -> str:
     return "&".join(kept)
 
 
-def returned_headers(headers) -> list[tuple[str, str]]:
+def returned_headers(headers, key: str | None = None) -> list[tuple[str, str]]:
+    """The upstream's response headers for the client; with a key, values scrubbed and no
+    Content-Encoding (the body is sent decoded)."""
     out = [(n, v) for n, v in headers if n.lower() not in _NOT_RETURNED]
+    if key:
+        out = [(n, scrub(v.encode("utf-8"), key).decode("utf-8")) for n, v in out
+               if n.lower() != "content-encoding"]
     if not any(n.lower() == "x-accel-buffering" for n, _ in out):
         out.append(("X-Accel-Buffering", "no"))
     return out
@@ -134,15 +153,46 @@ class Relay:
                           json_error(f"cannot reach the upstream: {type(exc).__name__}", "relay_error"))
             return
         try:
-            await send({"type": "http.response.start", "status": response.status_code,
-                        "headers": encode_headers(returned_headers(response.headers.multi_items()))})
-            try:
-                async for chunk in response.aiter_raw():
-                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
-            except httpx.HTTPError as exc:
-                # The upstream cut its body: cut ours the same way (return without ending it).
-                notes.append(f"upstream cut: {type(exc).__name__}")
-                return
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
+            if self._key:
+                await self._scrubbed(response, send, notes)
+            else:
+                await self._raw(response, send, notes)
         finally:
             await response.aclose()
+
+    async def _raw(self, response: httpx.Response, send, notes: list[str]) -> None:
+        await send({"type": "http.response.start", "status": response.status_code,
+                    "headers": encode_headers(returned_headers(response.headers.multi_items()))})
+        try:
+            async for chunk in response.aiter_raw():
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        except httpx.HTTPError as exc:
+            # The upstream cut its body: cut ours the same way (return without ending it).
+            notes.append(f"upstream cut: {type(exc).__name__}")
+            return
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    async def _scrubbed(self, response: httpx.Response, send, notes: list[str]) -> None:
+        encodings = [e.strip().lower() for e in
+                     response.headers.get_list("content-encoding", split_commas=True)]
+        unscannable = [e for e in encodings if e not in _SCANNABLE]
+        if unscannable:
+            notes.append(f"upstream sent Content-Encoding {', '.join(unscannable)}: refused")
+            await respond(send, 502, [("Content-Type", "application/json")], json_error(
+                f"the upstream sent a body in Content-Encoding {', '.join(unscannable)}, which "
+                "the relay cannot check for its key", "relay_error"))
+            return
+        scrubber = KeyScrubber(self._key)
+        await send({"type": "http.response.start", "status": response.status_code,
+                    "headers": encode_headers(returned_headers(response.headers.multi_items(),
+                                                               self._key))})
+        try:
+            async for chunk in response.aiter_bytes():  # gzip and deflate undone here
+                if out := scrubber.feed(chunk):
+                    await send({"type": "http.response.body", "body": out, "more_body": True})
+        except httpx.HTTPError as exc:
+            # Cut ours too. What the scrubber holds may be the start of the key, and a cut
+            # body is incomplete anyway: it is dropped.
+            notes.append(f"upstream cut: {type(exc).__name__}")
+            return
+        await send({"type": "http.response.body", "body": scrubber.close(), "more_body": False})
