@@ -151,17 +151,16 @@ class _Http1:
         parts = urlsplit(target)
         q = {k: v[-1] for k, v in parse_qs(parts.query).items()}
         key = q.get("key", "default")
-        steps = list(script(parts.path, q)) if parts.path == "/cut" else script(parts.path, q)
-        # A cut is a short Content-Length body; everything else is chunked.
-        length = f"Content-Length: {len(events(20))}" if parts.path == "/cut" else \
-            "Transfer-Encoding: chunked"
+        # A cut is a short Content-Length body (h11 then names the bytes missing); the rest
+        # is chunked.
+        sized = parts.path == "/cut"
+        length = f"Content-Length: {len(events(20))}" if sized else "Transfer-Encoding: chunked"
         try:
             self.conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n%s\r\n"
                               b"Connection: close\r\n\r\n" % length.encode())
-            for step in steps:
+            for step in script(parts.path, q):
                 if isinstance(step, Data):
-                    self.conn.sendall(step if parts.path == "/cut" else
-                                      b"%x\r\n%s\r\n" % (len(step), step))
+                    self.conn.sendall(step if sized else b"%x\r\n%s\r\n" % (len(step), step))
                 elif isinstance(step, Wait):
                     self._wait(step)
                 elif isinstance(step, Cut):
