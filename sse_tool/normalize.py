@@ -17,7 +17,9 @@ so the status rule lives here, once:
 Status: ``error`` if the provider sent an error (even if a terminal event followed), else
 ``complete`` if its terminal event arrived and the framing ended cleanly, else
 ``truncated``: a clean end of input between events proves nothing; the terminal event is
-what proves the turn finished.
+what proves the turn finished. The framing's end is ``close``'s argument when this
+normalizer reads the bytes, or frame's cut marker (``sse.CUT_COMMENT``) when it reads
+frame's records.
 
 With ``provider="auto"`` events are held until one adapter recognises the stream (it is
 nearly always the first event); the choice is in ``provider`` afterwards.
@@ -30,7 +32,7 @@ import orjson
 from .errors import BadInput
 from .model import End, Record, Reset, Status
 from .providers import PROVIDERS, recognise
-from .sse import RESET_COMMENT, FrameEnd, SseComment, SseEvent
+from .sse import CUT_COMMENT, RESET_COMMENT, FrameEnd, SseComment, SseEvent
 
 #: events held while guessing the provider before giving up
 MAX_UNRECOGNISED = 64
@@ -58,13 +60,17 @@ class Normalizer:
         self.provider: str | None = None if provider == "auto" else provider
         self._adapter = PROVIDERS[provider]() if self.provider else None
         self._held: list[tuple[str, object]] = []
+        self._cut: str | None = None  # why the input was cut, from frame's cut marker
 
     def feed(self, item: SseEvent | SseComment) -> list[Record]:
         if isinstance(item, SseComment):
+            if item.text.startswith(CUT_COMMENT + ":"):
+                self._cut = item.text[len(CUT_COMMENT) + 1:].strip() or "input cut"
             if item.text != RESET_COMMENT:
                 return []
             # A retry starts over: what the failed attempt said (its error, its end) is void.
             self._held.clear()
+            self._cut = None
             if self._adapter is not None:
                 self._adapter = PROVIDERS[self.provider]()
             return [Reset()]
@@ -92,17 +98,17 @@ class Normalizer:
             # A bare error object names no provider; every dialect reads it the same way.
             out += self._choose("openai")
         a = self._adapter
-        clean = frame_end is None or frame_end.truncated is None
+        cut = frame_end.truncated if frame_end is not None and frame_end.truncated else self._cut
         if a.error is not None:
             status, detail = Status.ERROR, None
-        elif a.terminal and clean:
+        elif a.terminal and cut is None:
             status, detail = Status.COMPLETE, None
         elif a.terminal:
-            status, detail = Status.TRUNCATED, frame_end.truncated
+            status, detail = Status.TRUNCATED, cut
         else:
             status, detail = Status.TRUNCATED, "the stream ended without the provider's terminal event"
-            if not clean:
-                detail = f"{frame_end.truncated}, before the provider's terminal event"
+            if cut is not None:
+                detail = f"{cut}, before the provider's terminal event"
         out.append(End(status, a.stop_reason, a.usage, a.error, detail))
         return out
 

@@ -57,6 +57,10 @@ DEFAULT_MAX_EVENT_SIZE = 64 * 1024 * 1024
 #: which belongs to the attempt that was cut.
 RESET_COMMENT = "sse-tool reset"
 _RESET_LINES = (b": " + RESET_COMMENT.encode(), b":" + RESET_COMMENT.encode())
+#: The cut marker: when its input ends inside an event, ``frame`` writes the comment
+#: ``sse-tool truncated: WHY`` as its last record (``FrameEnd.comment``), so that a stage
+#: reading frame's records knows what a stage reading the bytes would (``Normalizer``).
+CUT_COMMENT = "sse-tool truncated"
 
 #: a ``retry`` value must fit in 64 bits (as in Chromium; JSON readers could not hold more)
 MAX_RETRY = 2**64 - 1
@@ -99,6 +103,10 @@ class FrameEnd(NamedTuple):
     @property
     def is_complete(self) -> bool:
         return self.truncated is None
+
+    def comment(self) -> SseComment:
+        """The cut marker that stands for this end in frame's records (when truncated)."""
+        return SseComment(f"{CUT_COMMENT}: {self.truncated}", self.offset)
 
 
 _new = tuple.__new__  # builds an SseEvent without the keyword-handling __new__

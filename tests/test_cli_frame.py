@@ -62,15 +62,27 @@ def test_from_forces_the_framing():
     assert records(result) == [{"event": "message", "data": '{"a": 1}'}]
 
 
-def test_input_ended_inside_an_event_exits_3_after_the_good_events():
+def test_input_ended_inside_an_event_exits_3_after_the_good_events_and_the_cut_marker():
     result = frame(input=b"data: a\n\ndata: b")
-    assert result.exit_code == 3 and records(result) == [{"event": "message", "data": "a"}]
+    assert result.exit_code == 3 and records(result) == [
+        {"event": "message", "data": "a"},
+        {"comment": "sse-tool truncated: input ended in the middle of a line"},
+    ]
     assert result.stderr.count("\n") == 1 and "truncated" in result.stderr
+    with_offsets = records(frame("--offsets", input=b"data: a\n\ndata: b"))
+    assert with_offsets[-1] == {"comment": "sse-tool truncated: input ended in the middle of a line",
+                                "offset": 16}  # where the input ended
+
+
+def test_a_clean_end_writes_no_cut_marker_even_with_comments_shown():
+    result = frame("--comments", input=b": keep-alive\ndata: a\n\n")
+    assert result.exit_code == 0 and records(result) == [
+        {"comment": "keep-alive"}, {"event": "message", "data": "a"}]
 
 
 def test_the_cut_fixture_exits_3():
     result = runner.invoke(app, ["frame", str(FIXTURES / "anthropic" / "thinking-signature.cut-mid-frame.sse")])
-    assert result.exit_code == 3 and len(records(result)) == 12
+    assert result.exit_code == 3 and len(records(result)) == 12 + 1  # the cut marker last
 
 
 def test_an_event_over_the_limit_exits_5_after_the_events_before_it():

@@ -289,6 +289,20 @@ def test_render_on_the_file_and_every_shorter_pipe_give_the_same_output_and_code
         assert_diagnostics_are_lines(run)
 
 
+def test_a_cut_after_the_terminal_event_is_truncated_whichever_stages_read_it(tmp_path):
+    # frame knows the input ended inside an event; its cut marker tells the later stages.
+    path = tmp_path / "cut-after-stop.sse"
+    path.write_bytes((FIXTURES / THINKING).read_bytes() + b'event: ping\ndata: {"type": "pi')
+    runs = {" | ".join(stages): sh(*stages, stdin=path) for stages in [
+        ("render",), ("frame", "render"), ("normalize", "render"), ("frame", "normalize", "render"),
+        ("frame", "normalize"), ("normalize",)]}
+    for name, run in runs.items():
+        assert run.status == 3 and run.codes[-1] == 3, name
+        assert_diagnostics_are_lines(run)
+    assert runs["frame | render"].out == runs["render"].out == runs["frame | normalize | render"].out
+    assert runs["frame | normalize"].out == runs["normalize"].out
+
+
 # -- Ctrl-C and a reader that leaves ---------------------------------------------------------
 
 STAGES = ["fetch", "frame", "normalize", "render"]

@@ -11,10 +11,10 @@ from sse_tool.model import Channel, Delta, End, Status, to_record
 from sse_tool.model import EARLY_STOP_REASONS, stopped_early
 from sse_tool.normalize import MAX_UNRECOGNISED, Normalizer
 from sse_tool.pipeline import RecordReader
-from sse_tool.sse import FrameEnd, SseComment, SseEvent
+from sse_tool.sse import FrameEnd, SseComment, SseEvent, SseParser
 from sse_tool.wire import dumps, event_record
 
-from .support import FIXTURES
+from .support import FIXTURES, SAMPLES, read_records
 
 CHUNK = {"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"content": "Hi"}}]}
 FINISH = {"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
@@ -46,6 +46,34 @@ def test_terminal_event_then_input_cut_inside_an_event_is_truncated_with_the_fra
     cut = FrameEnd("input ended in the middle of a line", 99)
     end = run(Normalizer("openai"), event(CHUNK), event("[DONE]"), frame_end=cut)[-1]
     assert end == End(Status.TRUNCATED, None, None, None, "input ended in the middle of a line")
+
+
+def test_frames_cut_marker_reads_as_the_framing_reason_and_a_reset_voids_it():
+    cut = FrameEnd("input ended in the middle of a line", 99)
+    end = run(Normalizer("openai"), event(CHUNK), event("[DONE]"), cut.comment())[-1]
+    assert end == End(Status.TRUNCATED, None, None, None, "input ended in the middle of a line")
+    end = run(Normalizer("openai"), event(CHUNK), cut.comment(), event(CHUNK))[-1]
+    assert end.detail == "input ended in the middle of a line, before the provider's terminal event"
+    retried = run(Normalizer("openai"), event(CHUNK), cut.comment(), SseComment("sse-tool reset"),
+                  event(CHUNK), event("[DONE]"))
+    assert retried[-1] == End(Status.COMPLETE)
+
+
+@pytest.mark.parametrize("path", sorted(SAMPLES.glob("*.sse")), ids=lambda p: p.name)
+def test_a_stream_cut_anywhere_says_the_same_from_its_bytes_and_from_frames_records(path):
+    data = path.read_bytes()
+    if data.endswith((b"\n\n", b"\r\n\r\n")):
+        data += b"event: ping\ndata: {}\n\n"  # so cuts also fall after the terminal event
+    for cut in range(0, len(data) + 1, 7):
+        framer = SseParser()
+        items = framer.feed(data[:cut])
+        end = framer.close()
+        lines = b"".join(dumps(event_record(i)) for i in items)
+        if end.truncated:
+            lines += dumps(event_record(end.comment()))  # as the frame command writes it
+        from_frame = RecordReader()
+        records = from_frame.feed(lines) + from_frame.close()
+        assert records == read_records([data[:cut]]), f"cut at byte {cut}"
 
 
 def test_an_error_wins_over_a_terminal_event():

@@ -24,7 +24,8 @@ Examples:
 \b
 Exit status:
   0  input ended on an event boundary
-  3  input ended inside an event (truncated; that event is not emitted)
+  3  input ended inside an event (truncated): that event is not emitted, and the
+     last record is {"comment": "sse-tool truncated: WHY"}, for later stages
   5  bad input, or an event over --max-event-size
   130 interrupted; 141 the reader closed the pipe (quietly)
 
@@ -85,6 +86,7 @@ def frame(
             if not received:  # an earlier stage failed and said why: exit 0, pipefail keeps its code
                 warn("frame", f"{name}: {NO_STREAM}")
             elif end.truncated:
+                out.send(dumps(event_record(end.comment(), offsets=offsets)))
                 warn("frame", f"{name}: truncated: {end.truncated} (at byte {end.offset})")
                 code = ExitCode.TRUNCATED
         return code
