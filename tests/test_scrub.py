@@ -87,6 +87,24 @@ def test_only_a_possible_start_of_the_key_is_held_back_and_close_flushes_it():
     assert s.held == 0
 
 
+def test_a_chunk_ending_with_the_whole_key_goes_out_masked_at_once():
+    s = KeyScrubber(KEY)
+    assert s.feed(b"key: " + KEY.encode()) == b"key: " + b"*" * len(KEY)
+    assert s.held == 0
+    s = KeyScrubber(ODD_KEY)  # the raw key, shorter than its encoded form
+    assert s.feed(b"key: " + ODD_KEY.encode()) == b"key: " + b"*" * len(ODD_KEY)
+    assert s.held == 0
+
+
+def test_where_the_key_begins_its_encoded_form_the_longer_one_is_masked_whatever_the_split():
+    key = "sk-test-key%"  # URL-encoded: sk-test-key%25, which begins with the key itself
+    body = b"a sk-test-key%25 b sk-test-key% c"
+    expected = b"a " + b"*" * 14 + b" b " + b"*" * 12 + b" c"
+    for cut in range(len(body) + 1):
+        s = KeyScrubber(key)
+        assert s.feed(body[:cut]) + s.feed(body[cut:]) + s.close() == expected, cut
+
+
 def test_a_mask_byte_is_one_the_key_does_not_contain():
     out = scrub(b"aa*b*", "a*b*")
     assert b"a*b*" not in out and out == b"a####"

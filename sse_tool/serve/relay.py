@@ -9,12 +9,12 @@ away, the upstream request is closed at once. Nothing the client sent as a crede
 reaches the upstream, and the key never reaches the client or the log.
 
 Some APIs quote the key they rejected, so a relay that holds a key passes every response
-header value and body chunk through ``scrub.KeyScrubber``, which masks the key (raw or
-URL-encoded) with a mask of the same length and holds back only a chunk end that could be its start.
-A compressed body could hide the key from that scan, so such a relay asks the upstream for
-``Accept-Encoding: identity``; one that compresses anyway is decoded (gzip, deflate) and
-sent on plain, and any other encoding is refused with a 502. A relay without a key sends
-the raw bytes, compressed or not, exactly as they came.
+header value and body chunk through ``scrub.KeyScrubber``: the key (raw or URL-encoded)
+becomes a mask of the same length, and only a chunk end that could be its start waits for
+the next chunk. A compressed body would hide the key from that scan, so such a relay asks
+the upstream for ``Accept-Encoding: identity``; a body compressed anyway is decoded (gzip,
+deflate) and sent on plain, and any other encoding is refused with a 502. A relay without
+a key sends the raw bytes, compressed or not, exactly as they came.
 
 This is the only ``serve`` module that imports httpx; it reads no environment (the CLI
 passes the key) and writes no log (``gate.Gate`` does).

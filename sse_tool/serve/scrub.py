@@ -85,16 +85,18 @@ class KeyScrubber:
         at = max(start, end - self._longest + 1)
         while at < end:
             # Jump to the next byte that begins a form: usually there is none.
-            nearest = [i for i in (data.find(b, at) for b in self._starts) if i >= 0]
-            if not nearest:
+            nearest = end
+            for first in self._starts:
+                found = data.find(first, at, nearest)
+                if found >= 0:
+                    nearest = found
+            if nearest == end:
                 return end
-            at = min(nearest)
-            rest = data[at:]
+            rest = data[nearest:]
             if any(len(f) > len(rest) and f.startswith(rest) for f in self.forms):
-                return at
-            at += 1
+                return nearest
+            at = nearest + 1
         return end
-
 
 def scrub(data: bytes, secret: str) -> bytes:
     """One whole piece (a header value, a body known to be complete), masked."""
