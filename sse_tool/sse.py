@@ -30,7 +30,9 @@ shapes nearly every stream is made of, ``data: D`` and ``event: E`` + ``data: D`
   (``_BLOCK``) reads a single block, as small chunks bring them.
 * A longer run of blocks (``_run``) is split with one C call and checked as a whole, so
   the Python loop per event only decodes the data and builds the event. Runs with CRLF
-  line ends (Gemini) take it too. Any other block goes to ``_lines``.
+  line ends (Gemini) take it too.
+* A block of many ``data: D`` lines (``_data_lines``) is checked by counting and joined by
+  one replace, not read line by line. Any other block goes to ``_lines``.
 
 What costs is the number of Python-level operations per call and per event, not bytes:
 bytes methods that take ``start``/``end`` arguments (``find``, ``startswith``) cost as much
@@ -475,12 +477,35 @@ class SseParser:
                 start += 1
                 continue
             stop = lines.find(b"\n\n", start) + 2
+            block = lines[start : stop - 1]  # its lines, each with its LF
+            if self._data_lines(block, pos, out):
+                pos += len(block) + 1
+                start = stop
+                continue
             self._pos = self._block_pos = pos
-            self._lines(lines[start : stop - 1].split(b"\n"), repeat(1), out)  # ends with b"": the blank line
+            self._lines(block.split(b"\n"), repeat(1), out)  # ends with b"": the blank line
             pos = self._pos
             last_id, retry = self._last_id, self._retry
             start = stop
         self._pos = self._block_pos = pos
+
+    def _data_lines(self, block: bytes, pos: int, out: list) -> bool:
+        """A block of ``data: D`` lines only (one event of many lines: pretty-printed JSON,
+        say), after an optional ``event: E`` line: append its event, read with a few C calls
+        instead of a loop per line, and return True; else (any other line) do nothing."""
+        kind, body = None, block
+        if block.startswith(b"event: "):
+            cut = block.find(b"\n") + 1
+            kind, body = block[: cut - 1], block[cut:]
+        if (not body.startswith(b"data: ") or len(block) > self.max_event_size
+                or body.count(b"\n") != body.count(b"\ndata: ") + 1):
+            return False  # _lines reads it (and fails it, if it is over the limit)
+        data = body[6:-1].replace(b"\ndata: ", b"\n")
+        out.append(_new(SseEvent, (
+            self._names[kind], data.decode("utf-8", "replace"),
+            self._last_id, self._retry, pos, pos + len(block),
+        )))
+        return True
 
     def _lines(self, lines: list[bytes], lengths, out: list) -> None:
         """Apply complete lines, one by one, as the spec reads them."""

@@ -252,8 +252,10 @@ def test_a_line_growing_past_the_limit_stops_without_waiting_for_its_end():
 
 
 @pytest.mark.parametrize("limit", [5, 10, 11, 12, 13, 20, 21, 22, 23, 24])
-def test_the_limit_trips_at_the_same_event_whatever_the_chunking(limit):
-    stream = b"data: abc\r\n\r\n: c\r\ndata: defgh\r\ndata: i\r\n\r\ndata: j\n\n"
+@pytest.mark.parametrize("newline", [b"\r\n", b"\n"], ids=["crlf", "lf"])
+def test_the_limit_trips_at_the_same_event_whatever_the_chunking(limit, newline):
+    stream = b"data: abc\r\n\r\n: c\r\ndata: defgh\r\ndata: i\r\n\r\ndata: j\n\n".replace(b"\r\n", newline)
+    stream += b"event: e\ndata: k\ndata: lmnopq\n\ndata: r\n\n"  # one event of many lines, then one more
 
     def outcome(*chunks):
         parser, items = SseParser(max_event_size=limit, comments=True), []
@@ -430,6 +432,10 @@ FIELD_TEXT = st.lists(st.one_of(st.sampled_from(["ñ", "🚀", "\x00", "\u2028",
 DATA_BLOCK = FIELD_TEXT.map(lambda d: b"data: " + d + b"\n\n")
 EVENT_BLOCK = st.tuples(FIELD_TEXT, FIELD_TEXT).map(lambda p: b"event: " + p[0] + b"\ndata: " + p[1] + b"\n\n")
 USUAL = st.one_of(DATA_BLOCK, EVENT_BLOCK)
+# One event of several data lines (pretty-printed JSON, say), after an optional event line.
+MULTI = st.tuples(st.one_of(st.none(), FIELD_TEXT), st.lists(FIELD_TEXT, min_size=2, max_size=6)).map(
+    lambda p: (b"" if p[0] is None else b"event: " + p[0] + b"\n")
+    + b"".join(b"data: " + d + b"\n" for d in p[1]) + b"\n")
 ODD = st.sampled_from([
     b": keep-alive\n\n", b"id: 7\ndata: a\n\n", b"data: a\ndata: b\n\n", b"data:tight\n\n", b"\n",
     b"event: e\n\n", b"retry: 10\nevent: e\ndata: x\n\n", b"event:x\ndata: y\n\n", b"data: \xff\xfe\n\n",
@@ -438,7 +444,8 @@ ODD = st.sampled_from([
 # Blocks of one usual shape, or mixed with odd ones, repeated to make long runs.
 BLOCK_RUNS = st.tuples(
     st.one_of(st.lists(DATA_BLOCK, min_size=1, max_size=20), st.lists(EVENT_BLOCK, min_size=1, max_size=20),
-              st.lists(st.one_of(USUAL, USUAL, ODD), min_size=1, max_size=20)),
+              st.lists(MULTI, min_size=1, max_size=10),
+              st.lists(st.one_of(USUAL, USUAL, ODD, MULTI), min_size=1, max_size=20)),
     st.integers(1, 40),
 ).map(lambda p: b"".join(p[0]) * p[1])
 
