@@ -23,10 +23,11 @@ Paths:
   /gzip?n=3&delay=0.01         gzip-encoded events, each flushed so it can be decoded at once
   /redirect?to=PATH            302 to PATH
   /capture/...                 records the request in ``requests``, answers a short stream
-  /echo-key?status=401&form=raw|url&at=N&gate=G&encoding=gzip|br
+  /echo-key?status=401&form=raw|url&at=N&gate=G&cut=1&encoding=gzip|br
                                quotes the credential it received, as some APIs do: an error
                                body, or (status 200) events with the key written in two
                                chunks cut N bytes into it, waiting for ``gates[G]`` between
+                               (or, with ``cut``, closing the connection there)
 """
 
 from __future__ import annotations
@@ -314,6 +315,9 @@ class _Handler(BaseHTTPRequestHandler):
         for i, part in enumerate(parts):
             if i == 2 and "gate" in self.q:
                 self.pause(None, app.gates[self.q["gate"]])
+            if i == 2 and "cut" in self.q:  # inside the key: close without ending the body
+                self.connection.shutdown(socket.SHUT_WR)
+                return
             self.chunk(part)
         self.end_chunks()
 

@@ -214,6 +214,12 @@ def test_the_url_encoded_key_is_masked_too_and_never_logged(upstream):
     assert odd not in relay.log() and encoded not in relay.log()
 
 
+def test_an_upstream_cut_inside_the_key_is_a_cut_without_the_start_of_the_key(relay):
+    done = fetch(relay.url("/echo-key?status=200&at=20&cut=1"), "-H", f"Authorization: Bearer {TOKEN}")
+    assert done.returncode == 3 and done.stdout == event(0) + b'data: {"echo": "'
+    assert KEY[:20] not in done.stderr
+
+
 def test_an_sse_stream_without_the_key_is_byte_identical(relay, upstream, client):
     direct = client.get(upstream.url("/length?n=7"))
     through = client.get(relay.url("/length?n=7"), headers=AUTH)
