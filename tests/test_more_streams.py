@@ -184,8 +184,10 @@ def run(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess:
 def test_frame_exits_3_on_an_unclosed_array_or_a_last_line_without_newline(name, code, count):
     r = run("frame", str(SAMPLES / name))
     assert r.returncode == code, r.stderr
-    assert len(r.stdout.splitlines()) == count
+    lines = r.stdout.splitlines()
+    assert len(lines) == count + (code == 3)  # a cut input ends with the cut marker
     assert (b"truncated" in r.stderr) == (code == 3)
+    assert (lines[-1].startswith(b'{"comment":"sse-tool truncated: ')) == (code == 3)
 
 
 def test_frame_told_json_array_refuses_ndjson_with_exit_5():
