@@ -268,7 +268,9 @@ def _attempt(client, request, headers, attempt, run, follow_redirects):
     except httpx.UnsupportedProtocol as exc:
         raise UsageError(f"bad URL: {exc}") from None
     except httpx.TransportError as exc:
-        raise ConnectionFailed(_network_text(req, exc), Failure("network")) from None
+        # A refused certificate is refused again: it is not worth a retry.
+        kind = "certificate" if _refused_certificate(exc) else "network"
+        raise ConnectionFailed(_network_text(req, exc), Failure(kind)) from None
     with closing(response):
         for hop in response.history:
             yield _head(hop, run, final=False)
@@ -500,14 +502,19 @@ def _ca_text(exc: OSError, trust_env: bool) -> str:
     return f"cannot load {where}: {exc.strerror or getattr(exc, 'reason', None) or _detail(exc)}"
 
 
-def _network_text(req: httpx.Request, exc: Exception) -> str:
+def _refused_certificate(exc: BaseException):
+    """The ``ssl.SSLCertVerificationError`` behind a connection failure, if there is one."""
     import ssl  # loaded by httpx already
 
+    while exc is not None and not isinstance(exc, ssl.SSLCertVerificationError):
+        exc = exc.__cause__ or exc.__context__
+    return exc
+
+
+def _network_text(req: httpx.Request, exc: Exception) -> str:
     httpx = _httpx()
     where = req.url.host + (f":{req.url.port}" if req.url.port else "")
-    cause = exc
-    while cause is not None and not isinstance(cause, ssl.SSLCertVerificationError):
-        cause = cause.__cause__ or cause.__context__
+    cause = _refused_certificate(exc)
     if cause is not None:
         # The ssl module's own text names a C source line; say what failed, and for an
         # issuer not trusted (X509_V_ERR_* 2, 18-21), the cure.

@@ -21,7 +21,8 @@ RETRY_STATUSES = frozenset({408, 429} | set(range(500, 600)) - {501, 505})
 class Failure(NamedTuple):
     """One failed attempt, as the policy needs to see it."""
 
-    #: "network" (connect, DNS, TLS, reset), "status", "timeout" or "cut" (body cut short)
+    #: "network" (connect, DNS, TLS, reset), "certificate" (the server's was refused: never
+    #: retried), "status", "timeout" or "cut" (body cut short)
     kind: str
     #: the HTTP status, for kind "status"
     status: int | None = None

@@ -225,16 +225,6 @@ def test_proxies_come_from_the_environment(server):
     assert server.requests[n].path == "http://sse-tool.invalid/capture/via-proxy"
 
 
-def test_http2_without_h2_says_what_to_install(server):
-    try:
-        import h2  # noqa: F401
-        pytest.skip("h2 is installed")
-    except ImportError:
-        pass
-    r = fetch("--http2", server.url("/sse"))
-    assert r.exit_code == 2 and "h2" in r.stderr
-
-
 def test_usage_errors_exit_2(server):
     assert fetch().exit_code == 2
     assert fetch("-H", "no colon", server.url("/sse")).exit_code == 2

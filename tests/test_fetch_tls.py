@@ -18,12 +18,9 @@ import sys
 
 import pytest
 
-pytest.importorskip("trustme")
-pytest.importorskip("h2")
-
-from .http_server import event, events  # noqa: E402
-from .support import SSE_TOOL, clean_env  # noqa: E402
-from .tls_server import TLSServer, make_ca, write_ca_dir  # noqa: E402
+from .http_server import event, events
+from .support import SSE_TOOL, clean_env
+from .tls_server import TLSServer, make_ca, write_ca_dir
 
 WAIT = 20
 
@@ -95,6 +92,11 @@ def test_https_without_the_ca_is_a_network_failure_saying_the_certificate_was_no
     assert (r.returncode, r.stdout) == (7, b"")
     line = one_line(r.stderr)
     assert "certificate could not be verified" in line and "SSL_CERT_FILE" in line
+
+
+def test_a_refused_certificate_is_not_retried(h2_server):
+    r = fetch("--retry", "3", "--retry-delay", "10ms", h2_server.url("/sse"))
+    assert r.returncode == 7 and "certificate could not be verified" in one_line(r.stderr)
 
 
 def test_ssl_cert_dir_without_the_ca_in_it_does_not_trust_the_server(h2_server, tmp_path):
