@@ -98,6 +98,7 @@ class KeyScrubber:
             at = nearest + 1
         return end
 
+
 def scrub(data: bytes, secret: str) -> bytes:
     """One whole piece (a header value, a body known to be complete), masked."""
     scrubber = KeyScrubber(secret)
