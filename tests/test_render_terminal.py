@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+import subprocess
+import sys
 
 import pyte
 from rich.console import Console
@@ -135,6 +137,15 @@ def test_markdown_renders_the_final_answer():
     s = Screen(markdown=True)
     s.feed([answer("Some **bold** words"), End(Status.COMPLETE)])
     assert "Some bold words" in s.text()
+
+
+def test_the_terminal_view_loads_rich_markdown_only_for_markdown():
+    # markdown-it and pygments come with it: a third of render's start-up on a terminal
+    code = ("import sys\n"
+            "from sse_tool.render.view_terminal import TerminalView\n"
+            "print('rich.markdown' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.stdout == "False\n", done.stderr
 
 
 def test_a_long_answer_keeps_the_live_region_within_the_screen_and_shows_its_tail():

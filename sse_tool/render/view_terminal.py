@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from rich.console import Console, Group
 from rich.live import Live
-from rich.markdown import Markdown
 from rich.text import Text
 
 from ..model import End, Status
@@ -67,7 +66,7 @@ class TerminalView:
         answer = draft.answer
         if end.status is Status.COMPLETE:
             if answer:
-                print_(Markdown(answer) if self.markdown else Text(answer))
+                print_(_markdown(answer) if self.markdown else Text(answer))
             elif not draft.tool_calls():
                 print_(Text("(the answer is empty)", style="dim"))
             if stopped_early(end.stop_reason):
@@ -154,3 +153,11 @@ class TerminalView:
             self.live.update(Text(""), refresh=False)
             self.live.stop()
         self.console.show_cursor(True)
+
+
+def _markdown(text: str):
+    # rich.markdown brings markdown-it and pygments: a third of the start-up on a terminal,
+    # paid only by --markdown.
+    from rich.markdown import Markdown
+
+    return Markdown(text)
