@@ -43,6 +43,9 @@ DEFAULT_HEADERS = (("Accept", "text/event-stream"), ("Cache-Control", "no-cache"
 RESET_MARKER = b": sse-tool reset\n\n"
 #: how much of an error body is read for the message
 ERROR_BODY_LIMIT = 64 * 1024
+#: the longest message a failure carries; the edge shortens it for a person once it has
+#: redacted it (shortened first, a secret at the cut would be printed half-masked)
+MESSAGE_LIMIT = 4096
 
 
 class Request(NamedTuple):
@@ -431,8 +434,8 @@ def _status_error(response: httpx.Response, head: Head, body: bytes) -> HttpErro
     return HttpError(message, failure, body)
 
 
-def error_message(body: bytes, limit: int = 200) -> str:
-    """The provider's error message from an error body, shortened to one line.
+def error_message(body: bytes, limit: int = MESSAGE_LIMIT) -> str:
+    """The provider's error message from an error body, on one line.
 
     OpenAI, Anthropic and Gemini all send ``{"error": {"message": ..., "type"|"status": ...}}``
     (Gemini sometimes inside a one-element array); other servers send ``{"message": ...}``,
@@ -537,7 +540,7 @@ def _detail(exc: Exception) -> str:
         what = "reset the HTTP/2 stream" if hasattr(event, "stream_id") else \
             "ended the HTTP/2 connection"
         return f"the server {what} (error {getattr(code, 'name', code)})"
-    return shorten(str(exc) or type(exc).__name__, 160)
+    return shorten(str(exc) or type(exc).__name__, MESSAGE_LIMIT)
 
 
 def _seconds(value: float | None) -> str:

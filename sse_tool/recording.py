@@ -41,12 +41,24 @@ The body is what fetch received and wrote to stdout: after content decoding (gzi
 replaying server must not resend ``content-encoding``, ``content-length`` or
 ``transfer-encoding``. After a ``--retry-partial`` retry the reset marker and the new
 attempt's bytes follow as further chunks, as on stdout; for an HTTP error status the chunks
-hold the error body (which fetch does not write to stdout). Secrets are redacted by the writer.
+hold the error body (which fetch does not write to stdout).
+
+Secrets. The writer hides every secret its redactor learned (the key fetch sent, in a
+header, the URL or a Basic credential, and the provider keys in the environment) in
+every part of the file: credential headers are ``<redacted>``; any other header name or
+value, the reason phrase, notes and the end detail go through the redactor's text
+masking; the request body and the body chunks through ``mask.Masker`` (with its generic
+patterns), which replaces each form of a secret (raw, URL-encoded, JSON-escaped, base64
+of a Basic credential) with ``*`` of the same length, also when it is split across
+chunks. To see such a split, a chunk whose unfinished last line could still be one is
+written once the next chunk (or the end) arrives, with its own time and length: chunk
+boundaries and times stay as they were.
 """
 
 from __future__ import annotations
 
 import re
+from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -151,7 +163,17 @@ class RecordingWriter:
 
         self._file = file
         self._redact = redactor if redactor is not None else Redactor()
+        self._body = None  # a Masker, made once the request's secrets are known
+        self._waiting: deque[tuple[float, int]] = deque()  # (time, length) of unwritten chunks
+        self._masked = bytearray()  # masked bytes of those chunks, in order
         self._line(MAGIC)
+
+    def _masker(self):
+        from .mask import Masker
+
+        if self._body is None:
+            self._body = Masker(self._redact.secrets, patterns=True)
+        return self._body
 
     def start(self, when: str) -> None:
         self._line(f"start {when}")
@@ -159,26 +181,43 @@ class RecordingWriter:
     def request(self, method: str, url: str, headers: Iterable[tuple[str, str]],
                 body: bytes | None = None) -> None:
         lines = [f"> {method} {self._redact.url(url)}"]
-        lines += [f"> {n}: {_one_line(v)}" for n, v in self._redact.headers(headers)]
+        lines += self._headers(">", headers)
         if body is not None:
-            lines.append(f'> "{escape(body)}"')
+            masker = self._masker()
+            lines.append(f'> "{escape(masker.feed(body) + masker.close())}"')
         self._line("\n".join(lines))
 
     def response(self, http_version: str, status: int, reason: str,
                  headers: Iterable[tuple[str, str]]) -> None:
-        lines = [f"< {http_version} {status} {_one_line(reason)}".rstrip()]
-        lines += [f"< {n}: {_one_line(v)}" for n, v in self._redact.headers(headers)]
+        lines = [f"< {http_version} {status} {_one_line(self._redact.text(reason))}".rstrip()]
+        lines += self._headers("<", headers)
         self._line("\n".join(lines))
 
+    def _headers(self, mark: str, headers: Iterable[tuple[str, str]]) -> list[str]:
+        return [f"{mark} {_one_line(self._redact.text(n))}: {_one_line(v)}"
+                for n, v in self._redact.headers(headers)]
+
     def chunk(self, time: float, data: bytes) -> None:
-        self._line(f'{time:.6f} "{escape(data)}"')
+        self._waiting.append((time, len(data)))
+        self._masked += self._masker().feed(data)
+        self._write_chunks()
+
+    def _write_chunks(self, final: bool = False) -> None:
+        if final and self._body is not None:
+            self._masked += self._body.close()
+        while self._waiting and len(self._masked) >= self._waiting[0][1]:
+            time, size = self._waiting.popleft()
+            self._line(f'{time:.6f} "{escape(bytes(self._masked[:size]))}"')
+            del self._masked[:size]
 
     def note(self, text: str) -> None:
+        self._write_chunks(final=True)
         self._line(f"# {_one_line(self._redact.text(text))}")
 
     def end(self, time: float, outcome: str, detail: str = "") -> None:
         if outcome not in OUTCOMES:
             raise ValueError(f"unknown outcome {outcome!r}")
+        self._write_chunks(final=True)
         self._line(f"end {time:.6f} {outcome} {_one_line(self._redact.text(detail))}".rstrip())
 
     def _line(self, text: str) -> None:

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from urllib.parse import parse_qsl, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
+
+from .mask import MIN_SECRET, SECRET_PARAMS, forms
 
 MASK = "<redacted>"
 
@@ -20,11 +22,6 @@ SECRET_HEADERS = frozenset({
     "authorization", "proxy-authorization", "x-api-key", "api-key", "x-goog-api-key",
     "cookie", "set-cookie", "x-auth-token",
 })
-#: query parameters (lower case) whose values are credentials
-SECRET_PARAMS = frozenset({"key", "api_key", "api-key", "apikey", "access_token", "token"})
-
-# Shorter values are not remembered: replacing every "a" in a message would hide the message.
-_MIN_SECRET = 6
 # A "Bearer xyz" value keeps its scheme visible: it helps to see which kind of credential went out.
 _SCHEME = re.compile(r"^([A-Za-z][\w.-]*)\s+(\S.*)$")
 _PARAM_IN_TEXT = re.compile(
@@ -37,6 +34,14 @@ def is_secret_header(name: str) -> bool:
     return name.strip().lower() in SECRET_HEADERS
 
 
+def is_masked(value: str) -> bool:
+    """True for a credential header value that holds no secret: empty, ``<redacted>``,
+    ``Bearer <redacted>``, or a same-length mask (``****``)."""
+    m = _SCHEME.match(value.strip())
+    rest = m.group(2) if m else value.strip()
+    return rest in ("", MASK) or set(rest) <= set("*#~X")
+
+
 class Redactor:
     """Masks secrets; ``learn_*`` first, so the values can be recognised wherever they reappear."""
 
@@ -46,13 +51,28 @@ class Redactor:
         for secret in secrets:
             self.learn(secret)
 
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """The values learned so far (for ``mask.Masker``, which hides them in bytes)."""
+        return tuple(self._secrets)
+
     def learn(self, secret: str) -> None:
         secret = secret.strip()
-        if len(secret) >= _MIN_SECRET and secret not in self._secrets:
+        if len(secret) >= MIN_SECRET and secret not in self._secrets:
             self._secrets.add(secret)
-            # Longest first, so a whole "Bearer sk-..." goes before its "sk-..." part.
-            alternatives = sorted(self._secrets, key=len, reverse=True)
-            self._pattern = re.compile("|".join(re.escape(s) for s in alternatives))
+            # Every form a value travels in (URL-encoded, JSON-escaped), longest first, so
+            # a whole "Bearer sk-..." goes before its "sk-..." part.
+            alternatives = {f.decode("utf-8") for s in self._secrets for f in forms(s)}
+            self._pattern = re.compile("|".join(
+                re.escape(s) for s in sorted(alternatives, key=len, reverse=True)))
+
+    def learn_basic(self, user: str, password: str) -> None:
+        """A Basic credential: the password, and the base64 of ``user:password`` that goes
+        out in an Authorization or Proxy-Authorization header (and may be echoed back)."""
+        import base64
+
+        self.learn(password)
+        self.learn(base64.b64encode(f"{user}:{password}".encode("utf-8")).decode("ascii"))
 
     def learn_headers(self, headers: Iterable[tuple[str, str]]) -> None:
         for name, value in headers:
@@ -61,6 +81,8 @@ class Redactor:
                 m = _SCHEME.match(value.strip())
                 if m:
                     self.learn(m.group(2))
+                    if m.group(1).lower() == "basic":
+                        self._learn_basic_token(m.group(2))
 
     def learn_url(self, url: str) -> None:
         parts = urlsplit(url)
@@ -68,7 +90,19 @@ class Redactor:
             if name.lower() in SECRET_PARAMS:
                 self.learn(value)
         if parts.password:
-            self.learn(parts.password)
+            # httpx sends a URL's user:password as Basic auth
+            self.learn_basic(unquote(parts.username or ""), unquote(parts.password))
+
+    def _learn_basic_token(self, token: str) -> None:
+        import base64
+        import binascii
+
+        try:
+            user, sep, password = base64.b64decode(token, validate=True).decode("utf-8").partition(":")
+        except (binascii.Error, UnicodeDecodeError):
+            return
+        if sep:
+            self.learn(password)
 
     def header(self, name: str, value: str) -> str:
         """The value to show for one header."""

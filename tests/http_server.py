@@ -23,8 +23,8 @@ Paths:
   /gzip?n=3&delay=0.01         gzip-encoded events, each flushed so it can be decoded at once
   /redirect?to=PATH            302 to PATH
   /capture/...                 records the request in ``requests``, answers a short stream
-  /echo-key?status=401&form=raw|url&at=N&gate=G&cut=1&encoding=gzip|br
-                               quotes the credential it received, as some APIs do: an error
+  /echo-key?status=401&form=raw|url&at=N&gate=G&cut=1&encoding=gzip|br&guess=TEXT
+                               quotes the credential it received (or TEXT), as some APIs do: an error
                                body, or (status 200) events with the key written in two
                                chunks cut N bytes into it, waiting for ``gates[G]`` between
                                (or, with ``cut``, closing the connection there)
@@ -293,6 +293,7 @@ class _Handler(BaseHTTPRequestHandler):
     def route_echo_key(self, app, key) -> None:
         sent = (self.headers.get("Authorization") or "").removeprefix("Bearer ") or \
             self.headers.get("x-api-key") or self.headers.get("x-goog-api-key") or ""
+        sent = self.q.get("guess", sent)  # an attacker's guess, echoed as the key would be
         if self.q.get("form") == "url":
             sent = quote(sent, safe="")
         status = int(self.q.get("status", 401))

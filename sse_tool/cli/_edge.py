@@ -30,9 +30,14 @@ class MissingInput(SseToolError):
     exit_code = ExitCode.USAGE
 
 
+# C0 and C1 controls and DEL: a message may quote a server or a file, and raw, they could
+# move the cursor, recolour or clear a terminal, or forge a line of their own.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
 def warn(stage: str, message: str) -> None:
-    """One diagnostic line on stderr."""
-    line = " ".join(str(message).split("\n"))
+    """One diagnostic line on stderr, control characters shown as ``\\xHH``."""
+    line = _CONTROL.sub(_escaped, " ".join(str(message).splitlines()))
     text = f"sse-tool {stage}: {line}\n"
     sys.stderr.flush()
     stream = getattr(sys.stderr, "buffer", None)
@@ -42,6 +47,10 @@ def warn(stage: str, message: str) -> None:
     else:  # UTF-8 bytes whatever the locale, as on stdout
         stream.write(text.encode("utf-8", "replace"))
         stream.flush()
+
+
+def _escaped(m: re.Match) -> str:
+    return "\t" if m.group() == "\t" else f"\\x{ord(m.group()):02x}"
 
 
 def read_fd(fd: int, size: int = READ_SIZE) -> Iterator[bytes]:

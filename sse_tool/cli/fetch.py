@@ -18,7 +18,7 @@ from typing import List, Optional
 import typer
 
 from ..errors import ExitCode, SseToolError
-from ..fetch import FetchError, Head, Request, Retrying, Sending, Timeouts, stream
+from ..fetch import FetchError, Head, Request, Retrying, Sending, Timeouts, shorten, stream
 from ..presets import PROVIDERS, Generation, build, parse_param
 from ..redact import Redactor, is_secret_header
 from ..retry import RetryPolicy
@@ -26,6 +26,11 @@ from . import _edge
 from ._edge import Output, parse_duration, run_stage, warn
 
 ProviderName = Enum("ProviderName", {name: name for name in PROVIDERS}, type=str)
+
+#: the longest failure message shown on stderr
+SHOWN_LIMIT = 240
+#: where httpx finds proxies (and their credentials, which a 407 may echo)
+PROXY_VARIABLES = ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "https_proxy", "http_proxy", "all_proxy")
 
 EPILOG = """\b
 Examples:
@@ -115,9 +120,12 @@ def fetch(
         idle=_duration(idle_timeout), total=_duration(max_time),
     )
     redactor = Redactor(os.environ.get(v, "") for p in PROVIDERS.values() for v in p.key_variables)
+    for variable in PROXY_VARIABLES:
+        if proxy := os.environ.get(variable, "").strip():
+            redactor.learn_url(proxy if "://" in proxy else "http://" + proxy)
 
     def say(message: str) -> None:
-        warn("fetch", redactor.text(message))
+        warn("fetch", shorten(redactor.text(message), SHOWN_LIMIT))  # redacted, then cut
 
     def body() -> int:
         try:

@@ -18,7 +18,7 @@ from ..errors import ExitCode, SseToolError
 from ..presets import PROVIDERS
 from ..redact import Redactor
 from ..serve import ServeUsage
-from ._edge import run_stage, warn
+from ._edge import parse_size, run_stage, warn
 
 RelayProvider = Enum("RelayProvider", {n: n for n in [*PROVIDERS, "none"]}, type=str)
 
@@ -28,8 +28,8 @@ Examples:
   sse-tool fetch 'http://127.0.0.1:8000/why?cut_after_events=3' | sse-tool render
   sse-tool fetch 'http://127.0.0.1:8000/why?status=429&retry_after=1' --retry 2
   sse-tool serve --fault chunk=1 --fault chunk_delay=20ms --speed 0 stream.sse
-  OPENAI_API_KEY=sk-... sse-tool serve --upstream https://api.openai.com --token dev \\
-      --cors-origin http://localhost:5173
+  OPENAI_API_KEY=sk-... sse-tool serve --upstream https://api.openai.com \\
+      --allow-origin http://localhost:5173
 
 \b
 Faults (query parameters per request, or --fault NAME=VALUE for every request):
@@ -44,9 +44,13 @@ Faults (query parameters per request, or --fault NAME=VALUE for every request):
   speed=X, rate=R    as --speed and --rate
 
 \b
-Relay (--upstream URL): the request path is appended to URL; the key comes from the
-server's environment (OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY, by --provider or
-the upstream's host); credentials the client sends are dropped, never forwarded or echoed.
+Relay (--upstream URL): the upstream's scheme, host and port never come from a request:
+only a plain path (no '..', '@', '\\', encoded '/') under an --allow-path prefix goes,
+appended to URL's path. The key comes from the server's environment (OPENAI_API_KEY,
+ANTHROPIC_API_KEY, GEMINI_API_KEY, by --provider or the upstream's host) and is masked in
+every answer; credentials the client sends are dropped, never forwarded or echoed.
+Without --token only requests whose Host names this server and that come from no browser
+page (an Origin not allowed by --allow-origin) are served.
 
 \b
 Exit status: 2 usage error (a non-loopback --host without --allow-remote, a missing
@@ -54,7 +58,7 @@ key, a port in use); 5 a recording that cannot be read; 130 stopped with Ctrl-C.
 
 \b
 Environment (see man sse-tool-serve):
-  SSE_TOOL_SERVE_TOKEN  the default of --token
+  SSE_TOOL_SERVE_TOKEN  the default of --token (keeps it out of ps)
   OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY (or GOOGLE_API_KEY)  for the relay
   SSE_TOOL_DEBUG=1  show the traceback of an internal error (as sse-tool --debug)
 """
@@ -76,10 +80,18 @@ def serve(
                                            help="Relay every request to this API base instead."),
     provider: Optional[RelayProvider] = typer.Option(
         None, "--provider", help="Whose key the relay injects (default: from the upstream host)."),
+    allow_path: Optional[List[str]] = typer.Option(
+        None, "--allow-path", metavar="PREFIX",
+        help="Relay only paths under PREFIX (default: the provider's API, e.g. /v1/). Repeatable."),
     token: Optional[str] = typer.Option(None, "--token", envvar="SSE_TOOL_SERVE_TOKEN",
                                         help="Require Authorization: Bearer TOKEN from clients."),
-    cors_origin: Optional[List[str]] = typer.Option(
-        None, "--cors-origin", metavar="ORIGIN", help="Allow browser pages from ORIGIN (* for any). Repeatable."),
+    allow_host: Optional[List[str]] = typer.Option(
+        None, "--allow-host", metavar="NAME", help="Accept Host NAME too (without --token). Repeatable."),
+    allow_origin: Optional[List[str]] = typer.Option(
+        None, "--allow-origin", "--cors-origin", metavar="ORIGIN",
+        help="Allow browser pages from ORIGIN, with CORS (* for any). Repeatable."),
+    max_request_size: str = typer.Option(
+        "8MiB", "--max-request-size", metavar="SIZE", help="Largest request body (413 past it)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No access log."),
 ) -> None:
     """Serve recordings and stream files over HTTP with their recorded timing, faults on
@@ -105,19 +117,22 @@ def serve(
                              "(anyone who can reach it could use it)")
         try:
             parse_rate(rate or DEFAULT_RATE)
+            limit = parse_size(max_request_size)
         except SseToolError as exc:
-            raise ServeUsage(f"--rate: {exc}") from None
+            raise ServeUsage(str(exc)) from None
         if upstream:
             if paths or fault:
                 raise ServeUsage("--upstream relays every request: give no files and no --fault with it")
             if allow_remote and not token:
-                raise ServeUsage("--allow-remote with --upstream needs --token: "
+                raise ServeUsage("--allow-remote with --upstream needs --token (or SSE_TOOL_SERVE_TOKEN): "
                                  "otherwise anyone who can reach it spends your API key")
-            app, what = _relay(upstream, provider, redactor)
+            app, what = _relay(upstream, provider, redactor, tuple(allow_path or ()), limit)
         else:
             if not paths:
                 raise ServeUsage("give recordings or stream files to serve, or --upstream URL")
-            app, what = _streams(paths, fault or [], speed, rate or DEFAULT_RATE)
+            if allow_path:
+                raise ServeUsage("--allow-path limits what the relay forwards: give it with --upstream")
+            app, what = _streams(paths, fault or [], speed, rate or DEFAULT_RATE, limit)
         try:
             import uvicorn
         except ImportError:
@@ -125,12 +140,15 @@ def serve(
         from ..serve.app import QuietCuts
         from ..serve.gate import Gate
 
-        gated = Gate(app, redactor=redactor, token=token, cors_origins=tuple(cors_origin or ()),
-                     log=None if quiet else log)
         sock = _bind(host, port)
         bound = sock.getsockname()
         shown = f"[{bound[0]}]" if ":" in bound[0] else bound[0]
+        hosts = _host_names(bound[0], shown, tuple(allow_host or ()))
+        origins = tuple(allow_origin or ())
+        gated = Gate(app, redactor=redactor, token=token, hosts=hosts, origins=origins,
+                     log=None if quiet else log)
         log(f"listening on http://{shown}:{bound[1]}/ ({what}); Ctrl-C stops")
+        log(_who(token, hosts, origins))
         config = uvicorn.Config(gated, log_level="warning", access_log=False, lifespan="off",
                                 http="h11", ws="none", loop="asyncio", server_header=False,
                                 timeout_graceful_shutdown=1, use_colors=False)
@@ -152,6 +170,36 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
+def _host_names(address: str, shown: str, extra: tuple[str, ...]) -> tuple[str, ...] | None:
+    """The Host names accepted without a token: the loopback names on loopback, the
+    address itself on another one, any on a wildcard address; plus ``--allow-host``."""
+    import ipaddress
+
+    from ..serve.gate import LOOPBACK_NAMES
+
+    ip = ipaddress.ip_address(address)
+    if ip.is_unspecified:
+        if not extra:
+            return None
+        names = ()
+    else:
+        names = LOOPBACK_NAMES if ip.is_loopback else (shown,)
+    return names + tuple(n.lower() for n in extra)
+
+
+def _who(token, hosts, origins) -> str:
+    """One line: who may use this server."""
+    if token:
+        who = "clients that send the token (any Host)"
+    elif hosts is None:
+        who = "anyone who can reach it (no --token)"
+    else:
+        who = f"clients that call it {' or '.join(hosts)}, no token"
+    pages = ("no browser page" if not origins else
+             "pages from any origin" if "*" in origins else "pages from " + ", ".join(origins))
+    return f"open to {who}; {pages}"
+
+
 def _bind(host: str, port: int):
     import socket
 
@@ -167,7 +215,7 @@ def _bind(host: str, port: int):
     return sock
 
 
-def _streams(paths, faults, speed, rate):
+def _streams(paths, faults, speed, rate, limit):
     from ..serve.app import StreamApp
     from ..serve.faults import FaultError, parse_fault_option, parse_faults
     from ..serve.streams import load_streams
@@ -179,15 +227,18 @@ def _streams(paths, faults, speed, rate):
     streams = load_streams(paths)
     if not streams:
         raise ServeUsage("no recordings or stream files found in " + ", ".join(paths))
-    return StreamApp(streams, base=base, speed=speed, rate=rate), f"{len(streams)} streams, GET / lists them"
+    return (StreamApp(streams, base=base, speed=speed, rate=rate, max_request_size=limit),
+            f"{len(streams)} streams, GET / lists them")
 
 
-def _relay(upstream, provider, redactor):
+def _relay(upstream, provider, redactor, allow_path, limit):
     from ..serve.faults import provider_for_host
 
     parts = urlsplit(upstream)
-    if parts.scheme not in ("http", "https") or not parts.hostname or parts.query:
-        raise ServeUsage(f"--upstream: expected an http(s) base URL without a query, got {upstream!r}")
+    if (parts.scheme not in ("http", "https") or not parts.hostname or parts.query
+            or parts.fragment or "@" in parts.netloc):
+        raise ServeUsage("--upstream: expected an http(s) base URL without credentials, "
+                         f"query or fragment, got {upstream!r}")
     name = provider.value if provider else provider_for_host(parts.hostname)
     if name is None:
         raise ServeUsage(f"--upstream: cannot tell whose key {parts.hostname} takes: "
@@ -199,8 +250,13 @@ def _relay(upstream, provider, redactor):
         if not variable:
             raise ServeUsage(f"--upstream: set {' or '.join(names)} in the server's environment")
         key = os.environ[variable].strip()
+        if "\n" in key or "\r" in key:
+            raise ServeUsage(f"--upstream: {variable} holds a line break; it cannot be a key")
         redactor.learn(key)
     from ..serve.relay import Relay
 
-    what = f"relaying to {upstream}" + (f" with the key from {variable}" if variable else " (no key)")
-    return Relay(upstream, provider=name if name != "none" else None, key=key), what
+    relay = Relay(upstream, provider=name if name != "none" else None, key=key,
+                  paths=allow_path or None, max_request_size=limit)
+    what = (f"relaying {relay.paths.describe()} to {upstream}"
+            + (f" with the key from {variable}" if variable else " (no key)"))
+    return relay, what

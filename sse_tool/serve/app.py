@@ -17,7 +17,8 @@ import logging
 from collections import Counter
 from urllib.parse import parse_qsl
 
-from .asgi import Departure, encode_headers, json_error, read_body, respond
+from .asgi import (MAX_REQUEST_SIZE, ClientGone, Departure, RequestBody, TooLarge, encode_headers,
+                   json_error, respond, too_large)
 from .faults import End, FaultError, FaultPlan, Wait, Write, error_answer, parse_faults, shape
 from .gate import NOTE
 from .streams import Stream
@@ -37,8 +38,9 @@ class QuietCuts(logging.Filter):
 
 class StreamApp:
     def __init__(self, streams: dict[str, Stream], *, base: FaultPlan = FaultPlan(),
-                 speed: float = 1.0, rate: str = "20ev") -> None:
+                 speed: float = 1.0, rate: str = "20ev", max_request_size: int = MAX_REQUEST_SIZE) -> None:
         self.streams = streams
+        self._limit = max_request_size
         self._base = base
         self._speed = speed
         self._rate = rate
@@ -48,7 +50,18 @@ class StreamApp:
         if scope["type"] != "http":
             return
         notes: list[str] = scope.get(NOTE, [])
-        await read_body(receive)
+        body = RequestBody(scope, receive, self._limit)
+        try:
+            if body.declared_too_large:
+                raise TooLarge()
+            await body.read()  # not used: a recording answers whatever was asked
+        except TooLarge:
+            notes.append("request body over the limit")
+            await respond(send, *too_large(self._limit))
+            return
+        except ClientGone:
+            notes.append("client left")
+            return
         query = scope.get("query_string", b"")
         try:
             plan = parse_faults(parse_qsl(query.decode("latin-1"), keep_blank_values=True),

@@ -1,8 +1,8 @@
 """Small ASGI helpers the stream app, the relay and the gate share.
 
-Whole responses (``respond``), header encoding, a JSON error body, reading a request
-body, and ``Departure``, which notices a client that went away while a response is being
-written. Nothing here knows what is served.
+Whole responses (``respond``), header encoding, a JSON error body, the request body as
+chunks under a size limit (``RequestBody``), and ``Departure``, which notices a client
+that went away while a response is being written. Nothing here knows what is served.
 """
 
 from __future__ import annotations
@@ -26,25 +26,79 @@ def json_error(message: str, kind: str) -> bytes:
     return json.dumps({"error": {"message": message, "type": kind}}).encode()
 
 
-async def read_body(receive) -> bytes:
-    body = bytearray()
-    while True:
-        message = await receive()
-        if message["type"] != "http.request":
-            return bytes(body)
-        body += message.get("body", b"")
-        if not message.get("more_body", False):
-            return bytes(body)
+#: the default request body limit (``--max-request-size``): a prompt with a few images
+MAX_REQUEST_SIZE = 8 * 1024 * 1024
+
+
+class TooLarge(Exception):
+    """A request body over the server's limit."""
+
+
+class ClientGone(Exception):
+    """The client went away before its request body was complete."""
+
+
+class RequestBody:
+    """A request's body as it arrives, never more than ``limit`` bytes in all.
+
+    ``declared_too_large`` tells from Content-Length, before anything is read (so a client
+    that sent ``Expect: 100-continue`` is not even asked for it); ``chunks`` raises
+    ``TooLarge`` as soon as the count passes the limit, whatever the framing, and
+    ``ClientGone`` on a disconnect. ``done`` is set once the last chunk has been read.
+    """
+
+    def __init__(self, scope, receive, limit: int) -> None:
+        self._receive = receive
+        self.limit = limit
+        self.done = asyncio.Event()
+        length = dict(scope["headers"]).get(b"content-length", b"")
+        #: the declared length, when it is a plain number
+        self.length = int(length) if length.isdigit() else None
+
+    @property
+    def declared_too_large(self) -> bool:
+        return self.length is not None and self.length > self.limit
+
+    async def chunks(self):
+        seen = 0
+        try:
+            while True:
+                message = await self._receive()
+                if message["type"] != "http.request":
+                    raise ClientGone()
+                chunk = message.get("body", b"")
+                seen += len(chunk)
+                if seen > self.limit:
+                    raise TooLarge()
+                if chunk:
+                    yield chunk
+                if not message.get("more_body", False):
+                    return
+        finally:
+            self.done.set()
+
+    async def read(self) -> bytes:
+        return b"".join([chunk async for chunk in self.chunks()])
+
+
+def too_large(limit: int) -> tuple[int, list[tuple[str, str]], bytes]:
+    """The 413 answer, as arguments of ``respond``."""
+    return 413, [("Content-Type", "application/json")], json_error(
+        f"the request body is over this server's limit of {limit} bytes (--max-request-size)",
+        "request_too_large")
 
 
 class Departure:
-    """Notices the client going away (``http.disconnect``) while the response is written."""
+    """Notices the client going away (``http.disconnect``) while the response is written,
+    once ``after`` (the end of the request body, which the same channel carries) is set."""
 
-    def __init__(self, receive) -> None:
+    def __init__(self, receive, after: asyncio.Event | None = None) -> None:
         self._event = asyncio.Event()
-        self._task = asyncio.ensure_future(self._watch(receive))
+        self._task = asyncio.ensure_future(self._watch(receive, after))
 
-    async def _watch(self, receive) -> None:
+    async def _watch(self, receive, after: asyncio.Event | None) -> None:
+        if after is not None:
+            await after.wait()
         while (await receive())["type"] != "http.disconnect":
             pass
         self._event.set()

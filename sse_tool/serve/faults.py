@@ -29,6 +29,7 @@ Faults (names take ``_`` or ``-``):
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, fields, replace
 from http import HTTPStatus
@@ -91,6 +92,10 @@ def _plain(value) -> str:
 
 
 _KINDS = {f.name: f.type for f in fields(FaultPlan)}
+#: statuses whose answer has no body (HTTP forbids one)
+NO_BODY = frozenset({204, 205, 304})
+# What h11 accepts as a header value: visible ASCII, spaces inside only (no CR, LF or NUL).
+_HEADER_VALUE = re.compile(r"[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?")
 _PROVIDERS = ("openai", "openai-responses", "anthropic", "gemini")
 
 
@@ -109,7 +114,10 @@ def parse_faults(pairs: Iterable[tuple[str, str]], base: FaultPlan = FaultPlan()
             changes[name] = _value(name, value.strip())
         except ValueError as exc:
             raise FaultError(f"{raw_name}={value}: {exc}") from None
-    return replace(base, **changes)
+    plan = replace(base, **changes)
+    if plan.status in NO_BODY and (plan.body is not None or plan.message is not None):
+        raise FaultError(f"status={plan.status} answers without a body: drop body= and message=")
+    return plan
 
 
 def parse_fault_option(text: str) -> tuple[str, str]:
@@ -152,6 +160,8 @@ def _value(name: str, value: str):
         if value not in _PROVIDERS:
             raise ValueError(f"one of {', '.join(_PROVIDERS)}")
         return value
+    if name == "retry_after" and not _HEADER_VALUE.fullmatch(value):
+        raise ValueError("expected seconds or an HTTP date (printable characters only)")
     return value  # retry_after, message, body: text as given
 
 
@@ -333,6 +343,8 @@ def error_answer(plan: FaultPlan, provider: str | None = None) -> tuple[int, lis
     headers = []
     if plan.retry_after is not None:
         headers.append(("Retry-After", plan.retry_after))
+    if status in NO_BODY:
+        return status, headers, b""
     if plan.body is not None:
         body = plan.body.encode("utf-8")
         try:

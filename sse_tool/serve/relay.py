@@ -1,20 +1,24 @@
 """The relay: each request forwarded to the provider with the server's key, bytes back as they come.
 
-Consumes ASGI requests and an upstream base URL; forwards the method, the path (appended
-to the base), the query (less any credential parameter), the body and the headers that
-are safe to pass on (no credentials, cookies, hop-by-hop or browser-context headers),
-adds the provider's key header, and sends the response status, headers and body bytes
-back, each chunk as it arrives, without parsing or re-serialising. When the client goes
-away, the upstream request is closed at once. Nothing the client sent as a credential
-reaches the upstream, and the key never reaches the client or the log.
+Consumes ASGI requests (already past ``gate.Gate``, so the target is a plain path) and an
+upstream base URL. The upstream's scheme, host and port are fixed when the relay is made
+and never come from a request: the URL is the base URL with its path replaced by the base
+path plus the request's path (which must be under an ``--allow-path`` prefix), and the
+query less any credential parameter. It forwards the method, that URL, the body (streamed
+as it arrives, never more than the size limit: 413 past it) and the headers that are safe
+to pass on (no credentials, cookies, hop-by-hop or browser-context headers), adds the
+provider's key header, and sends the response status, headers and body bytes back, each
+chunk as it arrives, without parsing or re-serialising. When the client goes away, the
+upstream request is closed at once. Nothing the client sent as a credential reaches the
+upstream, and the key never reaches the client or the log.
 
 Some APIs quote the key they rejected, so a relay that holds a key passes every response
-header value and body chunk through ``scrub.KeyScrubber``: the key (raw or URL-encoded)
-becomes a mask of the same length, and only a chunk end that could be its start waits for
-the next chunk. A compressed body would hide the key from that scan, so such a relay asks
-the upstream for ``Accept-Encoding: identity``; a body compressed anyway is decoded (gzip,
-deflate) and sent on plain, and any other encoding is refused with a 502. A relay without
-a key sends the raw bytes, compressed or not, exactly as they came.
+header (name and value) and body chunk through ``mask.Masker``: the key, in each form it
+travels in (raw, URL-encoded, JSON-escaped), becomes a mask of the same length. A
+compressed body would hide the key from that scan, so such a relay asks the upstream for
+``Accept-Encoding: identity``; a body compressed anyway is decoded (gzip, deflate) and
+sent on plain, and any other encoding is refused with a 502. A relay without a key sends
+the raw bytes, compressed or not, exactly as they came.
 
 This is the only ``serve`` module that imports httpx; it reads no environment (the CLI
 passes the key) and writes no log (``gate.Gate`` does).
@@ -27,11 +31,13 @@ from urllib.parse import unquote
 
 import httpx
 
+from ..mask import Masker, mask
 from ..presets import ANTHROPIC_VERSION
 from ..redact import SECRET_PARAMS, is_secret_header
-from .asgi import Departure, encode_headers, json_error, read_body, respond
+from .asgi import (MAX_REQUEST_SIZE, ClientGone, Departure, RequestBody, TooLarge, encode_headers,
+                   json_error, respond, too_large)
 from .gate import NOTE
-from .scrub import KeyScrubber, scrub
+from .target import AllowedPaths, PathNotAllowed, RefusedTarget, check_target
 
 # Request headers never forwarded: hop-by-hop ones, those the client computes for its own
 # connection, and browser context that would make a provider apply its CORS rules.
@@ -49,6 +55,11 @@ _NOT_RETURNED = frozenset({"connection", "keep-alive", "transfer-encoding", "con
 # The encodings httpx undoes by itself, so a body in them can be scanned for the key.
 _SCANNABLE = frozenset({"identity", "gzip", "deflate"})
 
+#: provider -> the path prefixes relayed when the upstream URL has no path of its own
+DEFAULT_PATHS = {
+    "openai": ("/v1/",), "openai-responses": ("/v1/",), "anthropic": ("/v1/",),
+    "gemini": ("/v1beta/", "/v1/", "/v1alpha/"),
+}
 #: provider -> the headers that carry its key
 KEY_HEADERS = {
     "openai": lambda key: [("Authorization", f"Bearer {key}")],
@@ -58,8 +69,18 @@ KEY_HEADERS = {
 }
 
 
-def forwarded_headers(headers, provider: str | None, key: str | None) -> list[tuple[str, str]]:
-    """The client's headers that may go upstream, plus the key (from the server)."""
+def default_paths(provider: str | None, base_path: str) -> tuple[str, ...]:
+    """What ``--allow-path`` is unless given: the provider's API root for a bare host; all
+    of it under a base path (which confines the relay already) or without a provider."""
+    if base_path.strip("/") or provider not in DEFAULT_PATHS:
+        return ("/",)
+    return DEFAULT_PATHS[provider]
+
+
+def forwarded_headers(headers, provider: str | None, key: str | None,
+                      length: int | None = None) -> list[tuple[str, str]]:
+    """The client's headers that may go upstream, plus the key (from the server), and the
+    body's length when the client declared it (the body itself is streamed)."""
     out = []
     for raw_name, raw_value in headers:
         name = raw_name.decode("latin-1").lower()
@@ -67,6 +88,8 @@ def forwarded_headers(headers, provider: str | None, key: str | None) -> list[tu
                 or any(word in name for word in _CREDENTIAL_WORDS)):
             continue
         out.append((name, raw_value.decode("latin-1")))
+    if length is not None:
+        out.append(("content-length", str(length)))
     if key:
         # The body must be scanned for the key: ask for it uncompressed, whatever the client takes.
         out = [(n, v) for n, v in out if n != "accept-encoding"]
@@ -92,41 +115,80 @@ def returned_headers(headers, key: str | None = None) -> list[tuple[str, str]]:
     Content-Encoding (the body is sent decoded)."""
     out = [(n, v) for n, v in headers if n.lower() not in _NOT_RETURNED]
     if key:
-        out = [(n, scrub(v.encode("utf-8"), key).decode("utf-8")) for n, v in out
+        out = [(_masked(n, key), _masked(v, key)) for n, v in out
                if n.lower() != "content-encoding"]
     if not any(n.lower() == "x-accel-buffering" for n, _ in out):
         out.append(("X-Accel-Buffering", "no"))
     return out
 
 
+def _masked(text: str, key: str) -> str:
+    return mask(text.encode("utf-8", "surrogateescape"), [key]).decode("utf-8", "surrogateescape")
+
+
 class Relay:
-    def __init__(self, upstream: str, *, provider: str | None = None, key: str | None = None) -> None:
-        self._base = upstream.rstrip("/")
+    def __init__(self, upstream: str, *, provider: str | None = None, key: str | None = None,
+                 paths: tuple[str, ...] | None = None,
+                 max_request_size: int = MAX_REQUEST_SIZE) -> None:
+        self.upstream = httpx.URL(upstream)
+        self._base_path = self.upstream.raw_path.split(b"?")[0].rstrip(b"/")
         self._provider = provider
         self._key = key
+        self.paths = AllowedPaths(paths or default_paths(provider, self._base_path.decode()))
+        self._limit = max_request_size
         self._client: httpx.AsyncClient | None = None
 
-    def target(self, raw_path: bytes, query: bytes) -> str:
-        url = self._base + raw_path.decode("latin-1")
-        query_text = forwarded_query(query.decode("latin-1"))
-        return f"{url}?{query_text}" if query_text else url
+    def target(self, target: bytes) -> httpx.URL:
+        """The upstream URL for a request target: only its path and query come from the
+        client, and the path goes under the base path. ``RefusedTarget`` for a target that
+        is not a plain path, ``PathNotAllowed`` outside the allowed prefixes."""
+        raw_path, _, query = target.partition(b"?")
+        if not self.paths.allows(check_target(target)):
+            raise PathNotAllowed(f"{raw_path.decode('ascii', 'replace')} is not under a path this "
+                                 f"relay forwards ({self.paths.describe()}; --allow-path adds one)")
+        query = forwarded_query(query.decode("latin-1")).encode("latin-1")
+        url = self.upstream.copy_with(raw_path=self._base_path + raw_path + (b"?" + query if query else b""))
+        # The scheme, host and port are the upstream's whatever the path held: checked
+        # again here, so that no later change to the rules above can send the key elsewhere.
+        if (url.scheme, url.host, url.port) != (self.upstream.scheme, self.upstream.host,
+                                                self.upstream.port) or \
+                not url.raw_path.startswith(self._base_path + b"/"):
+            raise RefusedTarget("the request would leave the upstream")
+        return url
 
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] != "http":
             return
         notes: list[str] = scope.get(NOTE, [])
-        body = await read_body(receive)
+        raw_path = scope.get("raw_path") or scope["path"].encode("utf-8")
+        query = scope.get("query_string", b"")
+        try:
+            url = self.target(raw_path + (b"?" + query if query else b""))
+        except (RefusedTarget, PathNotAllowed) as exc:
+            notes.append("refused: " + str(exc))
+            status, kind = (403, "permission_error") if isinstance(exc, PathNotAllowed) else (
+                400, "invalid_request_error")
+            await respond(send, status, [("Content-Type", "application/json")], json_error(str(exc), kind))
+            return
+        body = RequestBody(scope, receive, self._limit)
+        if body.declared_too_large:
+            notes.append("request body over the limit")
+            await respond(send, *too_large(self._limit))
+            return
         if self._client is None:
             # Created here, on the server's event loop. No read timeout: a model may think
             # for minutes, and a client that gives up closes the upstream request anyway.
             self._client = httpx.AsyncClient(timeout=httpx.Timeout(None, connect=30.0))
+        has_body = body.length is not None or any(
+            n.lower() == b"transfer-encoding" for n, _ in scope["headers"])
         request = self._client.build_request(
-            scope["method"], self.target(scope.get("raw_path") or scope["path"].encode(),
-                                         scope.get("query_string", b"")),
-            headers=forwarded_headers(scope["headers"], self._provider, self._key),
-            content=body or None,
+            scope["method"], url,
+            headers=forwarded_headers(scope["headers"], self._provider, self._key, body.length),
+            content=body.chunks() if has_body else None,
         )
-        gone = Departure(receive)
+        if not has_body:
+            body.done.set()
+        gone = Departure(receive, after=body.done)
         pump = asyncio.ensure_future(self._pump(request, send, notes))
         left = asyncio.ensure_future(gone.within(None))
         try:
@@ -142,6 +204,13 @@ class Relay:
     async def _pump(self, request: httpx.Request, send, notes: list[str]) -> None:
         try:
             response = await self._client.send(request, stream=True)
+        except TooLarge:
+            notes.append("request body over the limit: upstream request abandoned")
+            await respond(send, *too_large(self._limit))
+            return
+        except ClientGone:
+            notes.append("client left before its request body was complete")
+            return
         except httpx.TimeoutException as exc:
             notes.append(f"upstream timed out: {type(exc).__name__}")
             await respond(send, 504, [("Content-Type", "application/json")],
@@ -182,7 +251,7 @@ class Relay:
                 f"the upstream sent a body in Content-Encoding {', '.join(unscannable)}, which "
                 "the relay cannot check for its key", "relay_error"))
             return
-        scrubber = KeyScrubber(self._key)
+        scrubber = Masker([self._key])
         await send({"type": "http.response.start", "status": response.status_code,
                     "headers": encode_headers(returned_headers(response.headers.multi_items(),
                                                                self._key))})

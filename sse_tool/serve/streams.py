@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 from ..errors import BadInput
 from ..framing import sniff
 from ..recording import Recording, load_recording
-from ..redact import MASK
+from ..redact import MASK, is_masked, is_secret_header
 from ..replay import Step, is_recording, parse_rate, rate_steps, recording_steps
 from . import ServeUsage
 from .faults import provider_for_host
@@ -143,12 +143,24 @@ def _load(file: Path, route: str, only_streams: bool) -> Stream | None:
         raise ServeUsage(f"{file}: {exc.strerror}") from None
     if is_recording(data):
         try:
-            return Stream(route, str(file), recording=load_recording(file))
+            recording = load_recording(file)
         except BadInput as exc:
             raise BadInput(f"{file}: {exc}") from None
+        _check_masked(file, recording)
+        return Stream(route, str(file), recording=recording)
     if only_streams and file.suffix.lower() not in STREAM_SUFFIXES:
         return None
     return Stream(route, str(file), data=data)
+
+
+def _check_masked(file: Path, rec: Recording) -> None:
+    """A recording whose credential headers still hold a value is refused: serving it
+    would hand the key to anyone who asks (fetch --record never writes one)."""
+    for side, head in (("request", rec.request), ("response", rec.response)):
+        for name, value in head.headers if head else ():
+            if is_secret_header(name) and not is_masked(value):
+                raise BadInput(f"{file}: refusing to serve it: its {side} header {name} holds an "
+                               "unmasked value (mask it, or record it again with fetch --record)")
 
 
 def _add(streams: dict[str, Stream], stream: Stream) -> None:
