@@ -2,7 +2,7 @@
 
 Every stage accepts the output of any earlier stage, recognised from the first bytes:
 
-* ``sse`` / ``json-array`` / ``ndjson``: provider bytes (``fetch`` output, a recording),
+* ``sse`` / ``json-array`` / ``ndjson`` / ``aws-eventstream``: provider bytes (``fetch`` output, a recording),
   framed here and normalized;
 * ``events``: ``frame``'s JSON Lines (``{"event": ..., "data": ...}``), normalized;
 * ``records``: ``normalize``'s JSON Lines (``{"type": "delta", ...}``), passed through.
@@ -18,21 +18,19 @@ import orjson
 
 from .errors import BadInput, EventTooLarge
 from .framing import check_text, make_framer, sniff
-from .model import Delta, End, Record, Reset, Status, Transcript, from_record
+from .model import RECORD_TYPES, Delta, End, Part, Record, Reset, Status, Transcript, from_record
 from .ndjson import NdjsonParser
 from .normalize import Normalizer
 from .sse import DEFAULT_MAX_EVENT_SIZE
 from .wire import load_event
 
 #: ``--from`` choices of the stages that read channel records
-SOURCES = ("auto", "sse", "json-array", "ndjson", "events", "records")
+SOURCES = ("auto", "sse", "json-array", "ndjson", "aws-eventstream", "events", "records")
 
 
 def sniff_lines(first_line: dict) -> str:
     """Which kind of JSON Lines a stream is, from its first object."""
-    if isinstance(first_line.get("type"), str) and (
-        "channel" in first_line or first_line["type"] in ("end", "tool_call", "usage", "meta", "reset")
-    ):
+    if isinstance(first_line.get("type"), str) and ("channel" in first_line or first_line["type"] in RECORD_TYPES):
         return "records"
     if "event" in first_line and "data" in first_line or set(first_line) <= {"comment", "offset"}:
         return "events"
@@ -144,6 +142,8 @@ class RecordReader:
         for record in records:
             if type(record) is Delta:
                 transcript.add(record)
+            elif type(record) is Part:
+                transcript.part(record)
             elif type(record) is Reset:
                 transcript.clear()
         return records
