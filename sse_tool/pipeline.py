@@ -10,6 +10,11 @@ Every stage accepts the output of any earlier stage, recognised from the first b
 JSON Lines of any kind start with ``{``; the first line's keys tell them apart. The reader
 is sans-I/O like the layers it chains: ``feed(bytes) -> list[Record]``, ``close()`` returns
 the last records, always ending with exactly one ``End``.
+
+Where it normalizes, two things follow the provider's adapter: ``<think>`` blocks in the
+answer move to the reasoning channel (``think.py``, ``think_tags``), and the ``End`` gets
+each tool call's summary (``toolcalls.py``). Channel records passed through were already
+normalized, so neither touches them.
 """
 
 from __future__ import annotations
@@ -19,9 +24,12 @@ import orjson
 from .errors import BadInput, EventTooLarge
 from .framing import check_text, make_framer, sniff
 from .model import RECORD_TYPES, Delta, End, Part, Record, Reset, Status, Transcript, from_record
+from .model import Channel, ToolCall
 from .ndjson import NdjsonParser
 from .normalize import Normalizer
 from .sse import DEFAULT_MAX_EVENT_SIZE
+from .think import ThinkTags
+from .toolcalls import ToolCallCheck
 from .wire import load_event
 
 #: ``--from`` choices of the stages that read channel records
@@ -42,10 +50,13 @@ class RecordReader:
 
     def __init__(
         self, provider: str = "auto", source: str = "auto", *,
-        max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
+        max_event_size: int = DEFAULT_MAX_EVENT_SIZE, think_tags: str = "auto",
     ) -> None:
         if source not in SOURCES:
             raise ValueError(f"unknown source {source!r}")
+        self.think_tags = think_tags
+        self._think = None if think_tags == "off" else ThinkTags(think_tags)
+        self._calls = ToolCallCheck()
         self.provider = provider
         self.source: str | None = None if source == "auto" else source
         self.max_event_size = max_event_size
@@ -94,7 +105,7 @@ class RecordReader:
             out += self._consume(self._framer.feed(bytes(self._head)))
         frame_end = self._framer.close()
         if self.normalizer is not None:
-            return out + self._track(self.normalizer.close(frame_end))
+            return out + self._track(self._finish(self.normalizer.close(frame_end)))
         if not self._ended:
             out.append(End(Status.TRUNCATED, detail="input ended without an end record"))
         return out
@@ -160,7 +171,39 @@ class RecordReader:
         for item in items:
             if self.source == "events":
                 item = self._load_line(item, lambda rec: load_event(rec, item.offset))
-            out += normalizer.feed(item)
+            records = normalizer.feed(item)
+            if records:
+                out += self._after(records)
+
+    def _after(self, records: list[Record]) -> list[Record]:
+        """The adapter's records, with think tags split out and tool calls noted."""
+        think = self._think
+        out: list[Record] = []
+        for record in records:
+            kind = type(record)
+            if kind is Delta and think is not None and record.channel is Channel.ANSWER:
+                out += think.feed(record.text)
+                if think.done:  # the rest of the answer passes as it is
+                    think = self._think = None
+                continue
+            if kind is ToolCall:
+                self._calls.add(record)
+            elif kind is Reset:  # a new attempt: its answer may open with <think> again
+                think = self._think = None if self.think_tags == "off" else ThinkTags(self.think_tags)
+                self._calls = ToolCallCheck()
+            out.append(record)
+        return out
+
+    def _finish(self, records: list[Record]) -> list[Record]:
+        """The last records: what the think tags held back, then the ``End`` with the tool
+        calls' summary (and, for a ``<think>`` never closed, that the reasoning was cut)."""
+        *rest, end = records
+        out = self._after(rest)
+        if self._think is not None:
+            out += self._think.close()
+            if self._think.cut and end.detail is None:
+                end = end._replace(detail="the reasoning block (<think>) was never closed: the reasoning was cut short")
+        return out + [end._replace(tool_calls=self._calls.summary())]
 
     @staticmethod
     def _load_line(item, convert):

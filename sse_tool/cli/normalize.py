@@ -19,11 +19,13 @@ from ..model import Channel, Delta, End, Reset, Status, Transcript, to_record
 from ..pipeline import SOURCES, RecordReader
 from ..providers import PROVIDERS
 from ..sse import DEFAULT_MAX_EVENT_SIZE
+from ..think import MODES
 from ..wire import dumps
 from ._edge import NO_STREAM, Output, end_exit_code, inputs, parse_size, run_stage, warn
 
 From = Enum("From", {name: name for name in SOURCES}, type=str)
 Provider = Enum("Provider", {name: name for name in ["auto", *PROVIDERS]}, type=str)
+ThinkTagsMode = Enum("ThinkTagsMode", {name: name for name in MODES}, type=str)
 
 EPILOG = """\b
 Examples:
@@ -33,10 +35,13 @@ Examples:
 
 \b
 Records (JSON Lines; exactly one end record, always last):
-  {"type":"delta","channel":"answer","text":"ganar "}   (channel: answer or reasoning)
+  {"type":"delta","channel":"answer","text":"ganar "}   (channel: answer, reasoning, refusal)
+  {"type":"part","channel":"reasoning"}   (a new part: show a blank line before it)
   {"type":"tool_call","index":0,"id":"call_1","name":"get_weather","arguments":"{\\"ci"}
   {"type":"usage","usage":{...}}   {"type":"meta","key":"model","value":"..."}
-  {"type":"end","status":"complete","stop_reason":"end_turn","usage":{...}}
+  signature, redacted, citation, tool_status, tool_result: see man sse-tool-normalize
+  {"type":"end","status":"complete","stop_reason":"end_turn","usage":{...},
+   "tool_calls":[{"index":0,"id":"call_1","name":"get_weather","complete_json":true}]}
   status: complete (terminal event arrived), truncated, or error (with "error": {type, message})
 
 \b
@@ -124,6 +129,11 @@ def normalize(
     strict: bool = typer.Option(
         False, "--strict", help="Exit 9 when the stream completed but the model stopped early."
     ),
+    think_tags: ThinkTagsMode = typer.Option(
+        "auto", "--think-tags",
+        help="Move <think>...</think> at the start of the answer to the reasoning channel: auto "
+        "(when the answer opens with <think>), on (also when only </think> comes), off.",
+    ),
 ) -> None:
     """Turn a provider's stream into answer and reasoning deltas, tool calls, usage and one end record.
 
@@ -137,7 +147,8 @@ def normalize(
         writer = _Writer(Output(), aggregate)
         code = ExitCode.OK
         for name, chunks in inputs(files):
-            reader = RecordReader(provider.value, source.value, max_event_size=limit)
+            reader = RecordReader(provider.value, source.value, max_event_size=limit,
+                                  think_tags=think_tags.value)
             told = not verbose
             try:
                 for chunk in chunks:
@@ -164,6 +175,8 @@ def normalize(
             message = why(end)
             if message is None and stream_code is ExitCode.STOPPED_EARLY:
                 message = f"the model stopped early: {end.stop_reason}"
+            elif message is None and end.detail:  # complete, with something to say (a <think> never closed)
+                message = end.detail
             if message:
                 warn("normalize", f"{name}: {message}")
             if code is ExitCode.OK:

@@ -166,20 +166,26 @@ class Bedrock:
             return []
         wrapped = [key for key in inner if key in _CONVERSE]
         if len(wrapped) == 1 and isinstance(inner[wrapped[0]], dict):  # Amazon Nova
-            return self._converse(wrapped[0], inner[wrapped[0]])
+            out = self._converse(wrapped[0], inner[wrapped[0]])
+        else:
+            out = self._family_event(inner)
+        metrics = inner.get("amazon-bedrock-invocationMetrics")
+        if metrics:
+            out.append(Meta("invocation_metrics", metrics))
+        return out
+
+    def _family_event(self, inner: dict) -> list[Record]:
+        """A model family's own event, read by that family's adapter."""
+        kind = inner.get("type") if isinstance(inner.get("type"), str) else "message"
         family = self._family
         if family is None:
             from . import PROVIDERS, recognise
 
-            kind = inner.get("type") if isinstance(inner.get("type"), str) else "message"
             name = recognise(kind, inner)
             if name is None or name == self.name:
                 return [Meta("chunk", inner)]
             family = self._family = PROVIDERS[name]()
-        out = family.feed(inner.get("type") if isinstance(inner.get("type"), str) else "message", inner)
-        metrics = inner.get("amazon-bedrock-invocationMetrics")
-        if metrics:
-            out.append(Meta("invocation_metrics", metrics))
+        out = family.feed(kind, inner)
         self.terminal, self.stop_reason, self.usage = family.terminal, family.stop_reason, family.usage
         if self.error is None and family.error is not None:
             self.error = family.error
