@@ -83,6 +83,7 @@ class _Writer:
         self.out = out
         self.transcript = Transcript() if aggregate else None
         self.end: End | None = None
+        self.refused = False  # a refusal came in place of the answer (--strict: exit 9)
 
     def send(self, records: list) -> None:
         if not records:
@@ -92,7 +93,13 @@ class _Writer:
         for record in records:
             if type(record) is Delta and transcript is None:
                 lines.append(_DELTA_HEAD[record.channel] + orjson.dumps(record.text) + b"}\n")
+                if record.channel is Channel.REFUSAL:
+                    self.refused = True
                 continue
+            if type(record) is Delta and record.channel is Channel.REFUSAL:
+                self.refused = True
+            elif type(record) is Reset:  # the refusing attempt, if any, is void
+                self.refused = False
             line = to_record(record)
             if transcript is not None:
                 if isinstance(record, Delta):
@@ -167,13 +174,16 @@ def normalize(
             if not told:
                 _tell(name, reader, final=True)
             end = writer.end
+            refused, writer.refused = writer.refused, False
             if end is None:  # close() ends with one unless not a byte arrived
                 warn("normalize", f"{name}: {NO_STREAM}")
                 continue
             writer.end = None
             stream_code = end_exit_code(end, strict)
             message = why(end)
-            if message is None and stream_code is ExitCode.STOPPED_EARLY:
+            if strict and refused and stream_code is ExitCode.OK:
+                stream_code, message = ExitCode.STOPPED_EARLY, "the model refused"
+            elif message is None and stream_code is ExitCode.STOPPED_EARLY:
                 message = f"the model stopped early: {end.stop_reason}"
             elif message is None and end.detail:  # complete, with something to say (a <think> never closed)
                 message = end.detail

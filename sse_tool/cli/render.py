@@ -180,7 +180,11 @@ def render(
         if output_json:
             persist.write_atomic(output_json, orjson.dumps(draft.result(end), option=orjson.OPT_INDENT_2) + b"\n")
         code = end_exit_code(end, strict)
-        if code is ExitCode.STOPPED_EARLY and not terminal:
+        if strict and code is ExitCode.OK and draft.refusal:  # a refusal is an early stop
+            code = ExitCode.STOPPED_EARLY
+            if not terminal:
+                warn("render", "the model refused")
+        elif code is ExitCode.STOPPED_EARLY and not terminal:
             warn("render", f"the model stopped early ({end.stop_reason})")
         return code
 
