@@ -20,7 +20,9 @@ from ..redact import Redactor
 from ..serve import ServeUsage
 from ._edge import run_stage, warn
 
-RelayProvider = Enum("RelayProvider", {n: n for n in [*PROVIDERS, "none"]}, type=str)
+# the providers whose key the relay knows how to send (not every fetch preset)
+RelayProvider = Enum("RelayProvider", {n: n for n in ["openai", "openai-responses", "anthropic", "gemini", "none"]},
+                     type=str)
 
 EPILOG = """\b
 Examples:
