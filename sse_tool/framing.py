@@ -3,8 +3,9 @@
 Every stage accepts what an earlier stage writes, so the first non-blank byte decides:
 ``[`` is a streamed JSON array, ``{`` is JSON Lines (NDJSON from a provider, or sse-tool's
 own records), anything else is SSE; a NUL byte first is AWS's binary event stream, told
-apart from other binary data by its whole 12-byte prelude and the CRC in it. ``AutoFramer`` holds the first bytes until they
-decide, then hands everything to the framer chosen, so detection costs nothing after.
+apart from other binary data by its whole 12-byte prelude and the CRC in it.
+``AutoFramer`` holds the first bytes until they decide, then hands everything to the
+framer chosen, so detection costs nothing after.
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 
 Every stage accepts the output of any earlier stage, recognised from the first bytes:
 
-* ``sse`` / ``json-array`` / ``ndjson`` / ``aws-eventstream``: provider bytes (``fetch`` output, a recording),
-  framed here and normalized;
+* ``sse`` / ``json-array`` / ``ndjson`` / ``aws-eventstream``: provider bytes (``fetch``
+  output, a recording), framed here and normalized;
 * ``events``: ``frame``'s JSON Lines (``{"event": ..., "data": ...}``), normalized;
 * ``records``: ``normalize``'s JSON Lines (``{"type": "delta", ...}``), passed through.
 
@@ -23,8 +23,9 @@ import orjson
 
 from .errors import BadInput, EventTooLarge
 from .framing import check_text, make_framer, sniff
-from .model import RECORD_TYPES, Delta, End, Part, Record, Reset, Status, Transcript, from_record
-from .model import Channel, ToolCall
+from .model import (
+    RECORD_TYPES, Channel, Delta, End, Part, Record, Reset, Status, ToolCall, Transcript, from_record,
+)
 from .ndjson import NdjsonParser
 from .normalize import Normalizer
 from .sse import DEFAULT_MAX_EVENT_SIZE
@@ -32,13 +33,17 @@ from .think import ThinkTags
 from .toolcalls import ToolCallCheck
 from .wire import load_event
 
+#: the end record's ``detail`` for a complete stream whose <think> block never closed
+UNCLOSED_THINK = "the reasoning block (<think>) was never closed: the reasoning was cut short"
+
 #: ``--from`` choices of the stages that read channel records
 SOURCES = ("auto", "sse", "json-array", "ndjson", "aws-eventstream", "events", "records")
 
 
 def sniff_lines(first_line: dict) -> str:
     """Which kind of JSON Lines a stream is, from its first object."""
-    if isinstance(first_line.get("type"), str) and ("channel" in first_line or first_line["type"] in RECORD_TYPES):
+    kind = first_line.get("type")
+    if isinstance(kind, str) and ("channel" in first_line or kind in RECORD_TYPES):
         return "records"
     if "event" in first_line and "data" in first_line or set(first_line) <= {"comment", "offset"}:
         return "events"
@@ -202,7 +207,7 @@ class RecordReader:
         if self._think is not None:
             out += self._think.close()
             if self._think.cut and end.detail is None:
-                end = end._replace(detail="the reasoning block (<think>) was never closed: the reasoning was cut short")
+                end = end._replace(detail=UNCLOSED_THINK)
         return out + [end._replace(tool_calls=self._calls.summary())]
 
     @staticmethod
