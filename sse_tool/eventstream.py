@@ -26,6 +26,10 @@ its unfinished tail is kept. Memory is bounded by the largest message: a prelude
 checked as soon as its 12 bytes are there, so a length past ``max_event_size`` is refused
 (``EventTooLarge``) before its bytes are waited for, let alone stored.
 
+A stream repeats a few header sections (Bedrock's differ only in ``:event-type``): each
+section is parsed once and its headers shared by the messages that carry it, so a
+message's ``headers`` must be read, not changed.
+
 A bad prelude CRC, bad lengths, a bad message CRC or malformed headers are ``BadInput``
 with the message's offset, raised after the messages completed before it are handed out
 (as the other framers do). Input ending inside a message is truncation: ``close()``
@@ -144,6 +148,8 @@ class EventStreamParser:
         self._need = PRELUDE  # bytes the next step needs: a prelude, then the whole message
         self._pos = 0  # input offset where the pending bytes start
         self._error: BadInput | None = None
+        #: raw header section -> (headers, event name): a stream repeats a few
+        self._sections: dict[bytes, tuple[dict, str]] = {}
 
     def feed(self, chunk: bytes) -> list[EventMessage]:
         if self._error is not None:
@@ -217,10 +223,16 @@ class EventStreamParser:
                         f"0x{crc32(view[i:end]):08x} computed)", pos,
                     )
                 body = i + PRELUDE + header_size
-                headers = parse_headers(buf[i + PRELUDE : body], pos)
+                raw = buf[i + PRELUDE : body]
+                known = self._sections.get(raw)
+                if known is None:
+                    headers = parse_headers(raw, pos)
+                    known = (headers, event_name(headers))
+                    if len(self._sections) < 256:  # bounded: a hostile stream may vary every one
+                        self._sections[raw] = known
                 out.append(EventMessage(
-                    event_name(headers), str(buf[body:end], "utf-8", "replace"), None, None,
-                    pos, pos + total, headers,
+                    known[1], str(buf[body:end], "utf-8", "replace"), None, None,
+                    pos, pos + total, known[0],
                 ))
                 i += total
                 pos += total

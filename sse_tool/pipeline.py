@@ -110,7 +110,7 @@ class RecordReader:
             out += self._consume(self._framer.feed(bytes(self._head)))
         frame_end = self._framer.close()
         if self.normalizer is not None:
-            return out + self._track(self._finish(self.normalizer.close(frame_end)))
+            return out + self._finish(self.normalizer.close(frame_end))
         if not self._ended:
             out.append(End(Status.TRUNCATED, detail="input ended without an end record"))
         return out
@@ -156,12 +156,16 @@ class RecordReader:
     def _track(self, records: list[Record]) -> list[Record]:
         transcript = self.transcript
         for record in records:
-            if type(record) is Delta:
+            kind = type(record)
+            if kind is Delta:
                 transcript.add(record)
-            elif type(record) is Part:
+            elif kind is ToolCall:
+                self._calls.add(record)
+            elif kind is Part:
                 transcript.part(record)
-            elif type(record) is Reset:
+            elif kind is Reset:
                 transcript.clear()
+                self._calls = ToolCallCheck()
         return records
 
     def _convert(self, items: list, out: list[Record]) -> None:
@@ -178,11 +182,18 @@ class RecordReader:
                 item = self._load_line(item, lambda rec: load_event(rec, item.offset))
             records = normalizer.feed(item)
             if records:
-                out += self._after(records)
+                # Past the answer's start there is nothing to split, until a retry's Reset
+                # (which the normalizer hands out alone) starts a new attempt.
+                if self._think is not None or type(records[0]) is Reset:
+                    records = self._after(records)
+                out += records
 
     def _after(self, records: list[Record]) -> list[Record]:
-        """The adapter's records, with think tags split out and tool calls noted."""
+        """The adapter's records with ``<think>`` blocks split out of the answer (once the
+        answer is past them, or with ``off``, the records as they are)."""
         think = self._think
+        if self.think_tags == "off":
+            return records
         out: list[Record] = []
         for record in records:
             kind = type(record)
@@ -191,11 +202,8 @@ class RecordReader:
                 if think.done:  # the rest of the answer passes as it is
                     think = self._think = None
                 continue
-            if kind is ToolCall:
-                self._calls.add(record)
-            elif kind is Reset:  # a new attempt: its answer may open with <think> again
-                think = self._think = None if self.think_tags == "off" else ThinkTags(self.think_tags)
-                self._calls = ToolCallCheck()
+            if kind is Reset and self.think_tags != "off":  # its answer may open with <think> again
+                think = self._think = ThinkTags(self.think_tags)
             out.append(record)
         return out
 
@@ -203,12 +211,13 @@ class RecordReader:
         """The last records: what the think tags held back, then the ``End`` with the tool
         calls' summary (and, for a ``<think>`` never closed, that the reasoning was cut)."""
         *rest, end = records
-        out = self._after(rest)
+        rest = self._after(rest)
         if self._think is not None:
-            out += self._think.close()
+            rest += self._think.close()
             if self._think.cut and end.detail is None:
                 end = end._replace(detail=UNCLOSED_THINK)
-        return out + [end._replace(tool_calls=self._calls.summary())]
+        self._track(rest)
+        return [*rest, end._replace(tool_calls=self._calls.summary())]
 
     @staticmethod
     def _load_line(item, convert):
