@@ -1,8 +1,8 @@
 """``sse-tool normalize``: any earlier stage's output to channel records, one JSON line each.
 
-Reads raw provider bytes (SSE, a JSON array, NDJSON), ``frame`` records or channel records
-(passed through) with ``pipeline.RecordReader``, and writes each batch of records as soon
-as an input chunk yields it. The stream's ``end`` record decides the exit status
+Reads raw provider bytes (SSE, a JSON array, NDJSON, an AWS event stream), ``frame``
+records or channel records (passed through) with ``pipeline.RecordReader``, and writes
+each batch of records as soon as an input chunk yields it. The stream's ``end`` record decides the exit status
 (``_edge.end_exit_code``), so a later stage reading these records maps it the same way.
 """
 
@@ -144,7 +144,7 @@ def normalize(
 ) -> None:
     """Turn a provider's stream into answer and reasoning deltas, tool calls, usage and one end record.
 
-    Accepts raw SSE (or a JSON array, or NDJSON), sse-tool frame output, or channel records
+    Accepts raw SSE (or a JSON array, NDJSON, an AWS event stream), sse-tool frame output, or channel records
     (passed through), recognised from the first bytes. Each record is written and flushed
     as soon as the input that produced it has been read.
     """

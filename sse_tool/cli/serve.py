@@ -64,7 +64,8 @@ Environment (see man sse-tool-serve):
 
 def serve(
     paths: Optional[List[str]] = typer.Argument(
-        None, help="Recordings (fetch --record) or stream files (.sse, .json, .ndjson), or directories of them."),
+        None, help="Recordings (fetch --record) or stream files (.sse, .json, .ndjson, .eventstream), "
+             "or directories of them."),
     host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on."),
     port: int = typer.Option(8000, "--port", min=0, max=65535, help="Port (0: any free port)."),
     allow_remote: bool = typer.Option(False, "--allow-remote",
