@@ -5,10 +5,11 @@ Each layer is a sans-I/O core with ``feed(...) -> list`` and ``close()``::
     bytes --SseParser--> SseEvent --Normalizer--> Delta, ToolCall, ..., End
 
 * ``Utf8Decoder``: bytes to text across any chunking.
-* ``SseParser`` (and ``JsonArrayParser``, ``NdjsonParser``; ``AutoFramer`` picks one from
-  the first bytes): bytes to events, WHATWG-exact; ``SnapshotReader`` turns a "growing
-  snapshot" source into chunks.
+* ``SseParser`` (and ``JsonArrayParser``, ``NdjsonParser``, ``EventStreamParser`` for AWS
+  event streams; ``AutoFramer`` picks one from the first bytes): bytes to events,
+  WHATWG-exact; ``SnapshotReader`` turns a "growing snapshot" source into chunks.
 * ``Normalizer``: one provider's events to channel records (``Delta``, ``End``, ...).
+* ``ThinkTags``: ``<think>…</think>`` in answer text to reasoning deltas.
 * ``RecordReader``: bytes of any stage's output straight to channel records.
 
 Names are imported on first use, so ``import sse_tool`` stays cheap for pipe stages.
@@ -24,12 +25,16 @@ _EXPORTS = {
     "Utf8Decoder": "decode",
     "BadInput": "errors", "EventTooLarge": "errors", "ExitCode": "errors", "SseToolError": "errors",
     "AutoFramer": "framing", "sniff": "framing",
+    "EventMessage": "eventstream", "EventStreamParser": "eventstream",
     "JsonArrayParser": "jsonarray",
     "NdjsonParser": "ndjson",
     "FrameEnd": "sse", "SseComment": "sse", "SseEvent": "sse", "SseParser": "sse",
     "SnapshotReader": "transport", "feed_all": "transport", "feed_snapshots": "transport",
-    "Channel": "model", "Delta": "model", "End": "model", "Meta": "model", "Reset": "model",
-    "Status": "model", "ToolCall": "model", "Transcript": "model", "Usage": "model",
+    "Channel": "model", "Citation": "model", "Delta": "model", "End": "model", "Meta": "model",
+    "Part": "model", "Redacted": "model", "Reset": "model", "Signature": "model", "Status": "model",
+    "ToolCall": "model", "ToolResult": "model", "ToolStatus": "model", "Transcript": "model",
+    "Usage": "model",
+    "ThinkTags": "think",
     "Normalizer": "normalize",
     "RecordReader": "pipeline",
     "PROVIDERS": "providers",

@@ -2,8 +2,10 @@
 
 Every stage accepts what an earlier stage writes, so the first non-blank byte decides:
 ``[`` is a streamed JSON array, ``{`` is JSON Lines (NDJSON from a provider, or sse-tool's
-own records), anything else is SSE. ``AutoFramer`` holds the first bytes until they
-decide, then hands everything to the framer chosen, so detection costs nothing after.
+own records), anything else is SSE; a NUL byte first is AWS's binary event stream, told
+apart from other binary data by its whole 12-byte prelude and the CRC in it.
+``AutoFramer`` holds the first bytes until they decide, then hands everything to the
+framer chosen, so detection costs nothing after.
 """
 
 from __future__ import annotations
@@ -11,18 +13,24 @@ from __future__ import annotations
 from codecs import getincrementaldecoder
 
 from .errors import BadInput
+from .eventstream import PRELUDE, EventStreamParser, looks_like_prelude
 from .jsonarray import JsonArrayParser
 from .ndjson import NdjsonParser
 from .sse import DEFAULT_MAX_EVENT_SIZE, FrameEnd, SseComment, SseEvent, SseParser
 
 #: framing name -> framer class; ``--from`` choices come from here.
-FRAMERS = {"sse": SseParser, "json-array": JsonArrayParser, "ndjson": NdjsonParser}
+FRAMERS = {"sse": SseParser, "json-array": JsonArrayParser, "ndjson": NdjsonParser,
+           "aws-eventstream": EventStreamParser}
 
 _BLANK = b" \t\r\n\xef\xbb\xbf"  # whitespace, and the BOM's bytes
 
 
 def sniff(head: bytes, final: bool = False) -> str | None:
     """Name the framing of an input starting with ``head``; None if more bytes are needed."""
+    if head[:1] == b"\0":  # an event-stream message's length starts with a zero byte
+        if len(head) >= PRELUDE:
+            return "aws-eventstream" if looks_like_prelude(head) else "sse"  # sse: binary, refused
+        return None if not final else "sse"
     first = head.lstrip(_BLANK)[:1]
     if first == b"[":
         return "json-array"
@@ -60,22 +68,29 @@ def make_framer(kind: str, *, comments: bool = False, max_event_size: int = DEFA
 
 
 class AutoFramer:
-    """A framer that picks SSE, JSON array or NDJSON from the first bytes it is fed."""
+    """A framer that picks SSE, a JSON array, NDJSON or an AWS event stream from the first
+    bytes it is fed."""
 
     def __init__(self, *, comments: bool = False, max_event_size: int = DEFAULT_MAX_EVENT_SIZE):
         self._options = {"comments": comments, "max_event_size": max_event_size}
         self._head: list[bytes] = []
+        self._blank = True  # every byte held so far is a blank
         self.kind: str | None = None
         self._framer = None
 
     def feed(self, chunk: bytes) -> list[SseEvent | SseComment]:
         if self._framer is None:
             self._head.append(chunk)
-            if sniff(chunk) is None:  # only blanks so far: the decision is still ahead
-                return []
+            if self._blank:
+                if sniff(chunk) is None and chunk[:1] != b"\0":  # blanks: the decision is ahead
+                    return []
+                self._blank = False
             head = b"".join(self._head)
+            kind = sniff(head)
+            if kind is None:  # an event-stream prelude still short of its 12 bytes
+                return []
             self._head.clear()
-            self._choose(sniff(head))
+            self._choose(kind)
             if self.kind == "sse":
                 check_text(head)
             chunk = head
@@ -83,8 +98,10 @@ class AutoFramer:
 
     def close(self) -> FrameEnd:
         if self._framer is None:  # blanks only (or nothing): SSE, which finds no event in them
-            self._choose("sse")
-            self._framer.feed(b"".join(self._head))
+            head = b"".join(self._head)
+            self._choose(sniff(head, final=True))
+            check_text(head, final=True)  # a short input starting with NUL is binary
+            self._framer.feed(head)
         return self._framer.close()
 
     def _choose(self, kind: str) -> None:

@@ -5,11 +5,28 @@ Every provider's stream becomes the same small vocabulary (one JSON line each on
 
     {"type": "delta", "channel": "answer", "text": "ganar "}
     {"type": "delta", "channel": "reasoning", "text": "Let me think"}
+    {"type": "delta", "channel": "refusal", "text": "I can't help with that."}
+    {"type": "part", "channel": "reasoning"}
     {"type": "tool_call", "index": 0, "id": "call_1", "name": "get_weather", "arguments": "{\\"ci"}
+    {"type": "tool_call", "index": 1, "id": "srvtoolu_1", "name": "web_search", "arguments": "", "server": true}
+    {"type": "tool_status", "index": 1, "id": "ws_1", "tool": "web_search_call", "status": "searching"}
+    {"type": "tool_result", "index": 2, "id": "srvtoolu_1", "result": {...}}
+    {"type": "signature", "signature": "EuYD...", "index": 0}
+    {"type": "redacted", "data": "EmwK...", "index": 1}
+    {"type": "citation", "url": "https://...", "title": "...", "text": "...", "index": 3, "source": {...}}
     {"type": "usage", "usage": {...}}
     {"type": "meta", "key": "model", "value": "claude-..."}
     {"type": "reset"}
-    {"type": "end", "status": "complete", "stop_reason": "end_turn", "usage": {...}}
+    {"type": "end", "status": "complete", "stop_reason": "end_turn", "usage": {...},
+     "tool_calls": [{"index": 0, "id": "call_1", "name": "get_weather", "complete_json": true}]}
+
+``part`` starts a new part of a channel's text (the next paragraph of a reasoning summary):
+a reader joining the texts puts a blank line there, as the providers' own apps do; the
+deltas themselves stay exactly what the provider sent. ``signature`` and ``redacted`` are
+opaque data a client must send back unchanged to continue a turn (thinking signatures,
+redacted thinking); ``index`` is the content block, or the tool call, they belong to.
+A ``server`` tool call is run by the provider (web search, code execution): a client must
+not run it; ``tool_status`` is the progress of such a tool, ``tool_result`` its result.
 
 ``reset`` means "discard the draft: a new attempt starts" (a retry after part of a body
 was seen). On the wire before ``normalize`` it travels as the SSE comment line
@@ -48,6 +65,8 @@ class Channel(str, Enum):
     ANSWER = "answer"
     #: model thinking, or a summary of it
     REASONING = "reasoning"
+    #: the model's refusal, sent instead of an answer
+    REFUSAL = "refusal"
 
 
 class Status(str, Enum):
@@ -76,6 +95,59 @@ class ToolCall(NamedTuple):
     id: str | None = None
     name: str | None = None
     arguments: str = ""
+    #: run by the provider itself (server tools: web search, code execution), not the client
+    server: bool = False
+
+
+class Part(NamedTuple):
+    """A new part of the channel's text starts: shown after a blank line."""
+
+    channel: Channel
+
+
+class Signature(NamedTuple):
+    """An opaque signature to send back unchanged (thinking, thought signatures)."""
+
+    signature: str
+    #: the content block (or, for Gemini, the tool call) it belongs to, when known
+    index: int | None = None
+
+
+class Redacted(NamedTuple):
+    """Reasoning the provider sent encrypted: opaque data to send back unchanged."""
+
+    data: str
+    index: int | None = None
+
+
+class Citation(NamedTuple):
+    """A source the answer cites: ``url``/``title``/``text`` when the provider gives them,
+    ``source`` its own object. ``index``: the answer block it belongs to, when known."""
+
+    source: Any
+    url: str | None = None
+    title: str | None = None
+    text: str | None = None
+    index: int | None = None
+
+
+class ToolStatus(NamedTuple):
+    """Progress of a tool the provider runs (``web_search_call`` ``searching``, ...)."""
+
+    index: int | None
+    id: str | None
+    tool: str
+    status: str
+    #: the tool's item, whole, when the provider sends it (at the end)
+    item: Any = None
+
+
+class ToolResult(NamedTuple):
+    """The result of a tool the provider ran (a web search's results), whole."""
+
+    index: int | None
+    id: str | None
+    result: Any
 
 
 class Usage(NamedTuple):
@@ -101,6 +173,9 @@ class End(NamedTuple):
     error: dict | None = None
     #: why the stream counts as truncated or failed, in words (for diagnostics)
     detail: str | None = None
+    #: per tool call: index, id, name, and whether its joined arguments are whole JSON
+    #: (``complete_json``), so a script never runs a call with truncated arguments
+    tool_calls: list | None = None
 
 
 def _same_type_eq(self, other) -> bool:
@@ -112,10 +187,20 @@ def _same_type_ne(self, other) -> bool:
 
 
 # A Meta("answer", "x") must not equal a Delta(Channel.ANSWER, "x"), as plain tuples would.
-for _cls in (Delta, ToolCall, Usage, Meta, Reset, End):
+for _cls in (Delta, ToolCall, Part, Signature, Redacted, Citation, ToolStatus, ToolResult,
+             Usage, Meta, Reset, End):
     _cls.__eq__, _cls.__ne__, _cls.__hash__ = _same_type_eq, _same_type_ne, tuple.__hash__
 
-Record = Delta | ToolCall | Usage | Meta | Reset | End
+Record = (Delta | ToolCall | Part | Signature | Redacted | Citation | ToolStatus | ToolResult
+          | Usage | Meta | Reset | End)
+
+#: record types -> the class each is read into (``from_record``): a line of JSON whose
+#: ``type`` is one of these is a channel record
+RECORD_TYPES = {
+    "delta": Delta, "tool_call": ToolCall, "part": Part, "signature": Signature,
+    "redacted": Redacted, "citation": Citation, "tool_status": ToolStatus,
+    "tool_result": ToolResult, "usage": Usage, "meta": Meta, "reset": Reset, "end": End,
+}
 
 
 def to_record(item: Record) -> dict:
@@ -128,6 +213,8 @@ def to_record(item: Record) -> dict:
         if item.name is not None:
             out["name"] = item.name
         out["arguments"] = item.arguments
+        if item.server:
+            out["server"] = True
         return out
     if isinstance(item, Usage):
         return {"type": "usage", "usage": item.usage}
@@ -135,8 +222,10 @@ def to_record(item: Record) -> dict:
         return {"type": "meta", "key": item.key, "value": item.value}
     if isinstance(item, Reset):
         return {"type": "reset"}
+    if not isinstance(item, End):
+        return _extra_record(item)
     out = {"type": "end", "status": item.status.value, "stop_reason": item.stop_reason}
-    for name in ("usage", "error", "detail"):
+    for name in ("usage", "error", "detail", "tool_calls"):
         value = getattr(item, name)
         if value is not None:
             out[name] = value
@@ -149,7 +238,8 @@ def from_record(rec: dict) -> Record:
     if kind == "delta":
         return Delta(Channel(rec["channel"]), rec["text"])
     if kind == "tool_call":
-        return ToolCall(rec["index"], rec.get("id"), rec.get("name"), rec.get("arguments", ""))
+        return ToolCall(rec["index"], rec.get("id"), rec.get("name"), rec.get("arguments", ""),
+                        rec.get("server") is True)
     if kind == "usage":
         return Usage(rec["usage"])
     if kind == "meta":
@@ -159,9 +249,49 @@ def from_record(rec: dict) -> Record:
     if kind == "end":
         return End(
             Status(rec["status"]), rec.get("stop_reason"), rec.get("usage"), rec.get("error"),
-            rec.get("detail"),
+            rec.get("detail"), rec.get("tool_calls"),
         )
+    if kind in _EXTRA_FIELDS:
+        return _from_extra(kind, rec)
     raise ValueError(f"unknown record type {kind!r}")
+
+
+# The record types beyond the text and its end: each field as a key, left out when None
+# (``Part.channel`` is written as the channel's name).
+_EXTRA_FIELDS = {
+    "part": ("channel",),
+    "signature": ("signature", "index"),
+    "redacted": ("data", "index"),
+    "citation": ("url", "title", "text", "index", "source"),
+    "tool_status": ("index", "id", "tool", "status", "item"),
+    "tool_result": ("index", "id", "result"),
+}
+_EXTRA_NAMES = {Part: "part", Signature: "signature", Redacted: "redacted", Citation: "citation",
+                ToolStatus: "tool_status", ToolResult: "tool_result"}
+
+
+def _extra_record(item) -> dict:
+    out: dict = {"type": _EXTRA_NAMES[type(item)]}
+    for name in _EXTRA_FIELDS[out["type"]]:
+        value = getattr(item, name)
+        if value is not None:
+            out[name] = value.value if isinstance(value, Channel) else value
+    return out
+
+
+def _from_extra(kind: str, rec: dict) -> Record:
+    cls = RECORD_TYPES[kind]
+    if cls is Part:
+        return Part(Channel(rec["channel"]))
+    if cls is Signature:
+        return Signature(rec["signature"], rec.get("index"))
+    if cls is Redacted:
+        return Redacted(rec["data"], rec.get("index"))
+    if cls is Citation:
+        return Citation(rec.get("source"), rec.get("url"), rec.get("title"), rec.get("text"), rec.get("index"))
+    if cls is ToolStatus:
+        return ToolStatus(rec.get("index"), rec.get("id"), rec["tool"], rec["status"], rec.get("item"))
+    return ToolResult(rec.get("index"), rec.get("id"), rec.get("result"))
 
 
 class Transcript:
@@ -179,6 +309,12 @@ class Transcript:
 
     def add(self, delta: Delta) -> None:
         self.pieces[delta.channel].append(delta.text)
+
+    def part(self, part: Part) -> None:
+        """A new part starts: a blank line after the text so far (none before any text)."""
+        parts = self.pieces[part.channel]
+        if parts and self.text(part.channel):
+            parts.append("\n\n")
 
     def text(self, channel: Channel) -> str:
         parts = self.pieces[channel]

@@ -2,14 +2,19 @@
 
 Every stage accepts the output of any earlier stage, recognised from the first bytes:
 
-* ``sse`` / ``json-array`` / ``ndjson``: provider bytes (``fetch`` output, a recording),
-  framed here and normalized;
+* ``sse`` / ``json-array`` / ``ndjson`` / ``aws-eventstream``: provider bytes (``fetch``
+  output, a recording), framed here and normalized;
 * ``events``: ``frame``'s JSON Lines (``{"event": ..., "data": ...}``), normalized;
 * ``records``: ``normalize``'s JSON Lines (``{"type": "delta", ...}``), passed through.
 
 JSON Lines of any kind start with ``{``; the first line's keys tell them apart. The reader
 is sans-I/O like the layers it chains: ``feed(bytes) -> list[Record]``, ``close()`` returns
 the last records, always ending with exactly one ``End``.
+
+Where it normalizes, two things follow the provider's adapter: ``<think>`` blocks in the
+answer move to the reasoning channel (``think.py``, ``think_tags``), and the ``End`` gets
+each tool call's summary (``toolcalls.py``). Channel records passed through were already
+normalized, so neither touches them.
 """
 
 from __future__ import annotations
@@ -18,21 +23,27 @@ import orjson
 
 from .errors import BadInput, EventTooLarge
 from .framing import check_text, make_framer, sniff
-from .model import Delta, End, Record, Reset, Status, Transcript, from_record
+from .model import (
+    RECORD_TYPES, Channel, Delta, End, Part, Record, Reset, Status, ToolCall, Transcript, from_record,
+)
 from .ndjson import NdjsonParser
 from .normalize import Normalizer
 from .sse import DEFAULT_MAX_EVENT_SIZE
+from .think import ThinkTags
+from .toolcalls import ToolCallCheck
 from .wire import load_event
 
+#: the end record's ``detail`` for a complete stream whose <think> block never closed
+UNCLOSED_THINK = "the reasoning block (<think>) was never closed: the reasoning was cut short"
+
 #: ``--from`` choices of the stages that read channel records
-SOURCES = ("auto", "sse", "json-array", "ndjson", "events", "records")
+SOURCES = ("auto", "sse", "json-array", "ndjson", "aws-eventstream", "events", "records")
 
 
 def sniff_lines(first_line: dict) -> str:
     """Which kind of JSON Lines a stream is, from its first object."""
-    if isinstance(first_line.get("type"), str) and (
-        "channel" in first_line or first_line["type"] in ("end", "tool_call", "usage", "meta", "reset")
-    ):
+    kind = first_line.get("type")
+    if isinstance(kind, str) and ("channel" in first_line or kind in RECORD_TYPES):
         return "records"
     if "event" in first_line and "data" in first_line or set(first_line) <= {"comment", "offset"}:
         return "events"
@@ -44,10 +55,13 @@ class RecordReader:
 
     def __init__(
         self, provider: str = "auto", source: str = "auto", *,
-        max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
+        max_event_size: int = DEFAULT_MAX_EVENT_SIZE, think_tags: str = "auto",
     ) -> None:
         if source not in SOURCES:
             raise ValueError(f"unknown source {source!r}")
+        self.think_tags = think_tags
+        self._think = None if think_tags == "off" else ThinkTags(think_tags)
+        self._calls = ToolCallCheck()
         self.provider = provider
         self.source: str | None = None if source == "auto" else source
         self.max_event_size = max_event_size
@@ -96,7 +110,7 @@ class RecordReader:
             out += self._consume(self._framer.feed(bytes(self._head)))
         frame_end = self._framer.close()
         if self.normalizer is not None:
-            return out + self._track(self.normalizer.close(frame_end))
+            return out + self._finish(self.normalizer.close(frame_end))
         if not self._ended:
             out.append(End(Status.TRUNCATED, detail="input ended without an end record"))
         return out
@@ -142,10 +156,16 @@ class RecordReader:
     def _track(self, records: list[Record]) -> list[Record]:
         transcript = self.transcript
         for record in records:
-            if type(record) is Delta:
+            kind = type(record)
+            if kind is Delta:
                 transcript.add(record)
-            elif type(record) is Reset:
+            elif kind is ToolCall:
+                self._calls.add(record)
+            elif kind is Part:
+                transcript.part(record)
+            elif kind is Reset:
                 transcript.clear()
+                self._calls = ToolCallCheck()
         return records
 
     def _convert(self, items: list, out: list[Record]) -> None:
@@ -160,7 +180,44 @@ class RecordReader:
         for item in items:
             if self.source == "events":
                 item = self._load_line(item, lambda rec: load_event(rec, item.offset))
-            out += normalizer.feed(item)
+            records = normalizer.feed(item)
+            if records:
+                # Past the answer's start there is nothing to split, until a retry's Reset
+                # (which the normalizer hands out alone) starts a new attempt.
+                if self._think is not None or type(records[0]) is Reset:
+                    records = self._after(records)
+                out += records
+
+    def _after(self, records: list[Record]) -> list[Record]:
+        """The adapter's records with ``<think>`` blocks split out of the answer (once the
+        answer is past them, or with ``off``, the records as they are)."""
+        think = self._think
+        if self.think_tags == "off":
+            return records
+        out: list[Record] = []
+        for record in records:
+            kind = type(record)
+            if kind is Delta and think is not None and record.channel is Channel.ANSWER:
+                out += think.feed(record.text)
+                if think.done:  # the rest of the answer passes as it is
+                    think = self._think = None
+                continue
+            if kind is Reset and self.think_tags != "off":  # its answer may open with <think> again
+                think = self._think = ThinkTags(self.think_tags)
+            out.append(record)
+        return out
+
+    def _finish(self, records: list[Record]) -> list[Record]:
+        """The last records: what the think tags held back, then the ``End`` with the tool
+        calls' summary (and, for a ``<think>`` never closed, that the reasoning was cut)."""
+        *rest, end = records
+        rest = self._after(rest)
+        if self._think is not None:
+            rest += self._think.close()
+            if self._think.cut and end.detail is None:
+                end = end._replace(detail=UNCLOSED_THINK)
+        self._track(rest)
+        return [*rest, end._replace(tool_calls=self._calls.summary())]
 
     @staticmethod
     def _load_line(item, convert):

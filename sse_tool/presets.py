@@ -7,7 +7,17 @@ knows nothing of HTTP libraries; a missing key is a ``MissingKey`` error naming 
 
 ``--base-url`` replaces the default base the way the provider's SDK ``base_url`` does: for
 OpenAI it includes ``/v1`` (``http://localhost:11434/v1``), for Anthropic it does not, for
-Gemini it includes the API version (``.../v1beta``).
+Gemini it includes the API version (``.../v1beta``). A key is required only on the
+provider's own hosts: pointed anywhere else (a local server, a compatible service), the
+preset sends the key when its variable is set and no key header at all when it is not.
+
+``ollama`` is Ollama's native ``/api/chat`` (NDJSON), on ``OLLAMA_HOST`` or
+``http://localhost:11434``; a key (``OLLAMA_API_KEY``) is needed only by ollama.com.
+``azure-openai`` is a deployment of Azure OpenAI: the resource endpoint (``--base-url`` or
+``AZURE_OPENAI_ENDPOINT``) plus ``/openai/deployments/<model>/chat/completions`` with an
+``api-version`` (``OPENAI_API_VERSION``, or the latest GA one), the key in an ``api-key``
+header. A base that already names a deployment (and maybe its ``api-version``) is used as
+it is, and one ending in ``/openai/v1`` takes the OpenAI request unchanged.
 """
 
 from __future__ import annotations
@@ -16,7 +26,7 @@ import json
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, NamedTuple
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 from .errors import ExitCode, SseToolError
 
@@ -26,6 +36,9 @@ ANTHROPIC_VERSION = "2023-06-01"
 # Anthropic requires max_tokens; this is the default when --max-tokens is not given
 # (raised above the thinking budget when thinking is on, as the API requires).
 ANTHROPIC_DEFAULT_MAX_TOKENS = 4096
+#: Azure OpenAI's latest generally available data-plane API version
+AZURE_API_VERSION = "2024-10-21"
+OLLAMA_BASE = "http://localhost:11434"
 
 
 class MissingKey(SseToolError):
@@ -38,18 +51,30 @@ class PresetError(SseToolError):
 
 class Provider(NamedTuple):
     name: str
+    #: the default base ("": none, it must be given)
     base_url: str
     #: environment variables holding the key, the first set one wins
     key_variables: tuple[str, ...]
+    #: the provider's own hosts, where a key is required (".x.com": any host under x.com)
+    hosts: tuple[str, ...] = ()
+    #: an environment variable naming the base when --base-url is not given
+    base_variable: str = ""
 
 
 PROVIDERS = {
-    "openai": Provider("openai", "https://api.openai.com/v1", ("OPENAI_API_KEY",)),
-    "openai-responses": Provider("openai-responses", "https://api.openai.com/v1", ("OPENAI_API_KEY",)),
-    "anthropic": Provider("anthropic", "https://api.anthropic.com", ("ANTHROPIC_API_KEY",)),
+    "openai": Provider("openai", "https://api.openai.com/v1", ("OPENAI_API_KEY",), ("api.openai.com",)),
+    "openai-responses": Provider("openai-responses", "https://api.openai.com/v1", ("OPENAI_API_KEY",),
+                                 ("api.openai.com",)),
+    "anthropic": Provider("anthropic", "https://api.anthropic.com", ("ANTHROPIC_API_KEY",), ("api.anthropic.com",)),
     # GOOGLE_API_KEY is the google-genai SDK's fallback name
     "gemini": Provider("gemini", "https://generativelanguage.googleapis.com/v1beta",
-                       ("GEMINI_API_KEY", "GOOGLE_API_KEY")),
+                       ("GEMINI_API_KEY", "GOOGLE_API_KEY"), ("generativelanguage.googleapis.com",)),
+    # a local server needs no key; Ollama's cloud does (OLLAMA_HOST: the CLI's own variable)
+    "ollama": Provider("ollama", OLLAMA_BASE, ("OLLAMA_API_KEY",), ("ollama.com",), "OLLAMA_HOST"),
+    # the variable names are the ones the openai SDKs' Azure clients read
+    "azure-openai": Provider("azure-openai", "", ("AZURE_OPENAI_API_KEY",),
+                             (".openai.azure.com", ".cognitiveservices.azure.com", ".services.ai.azure.com"),
+                             "AZURE_OPENAI_ENDPOINT"),
 }
 
 
@@ -86,14 +111,18 @@ def build(provider: str, gen: Generation, env: Mapping[str, str], *,
     spec = PROVIDERS.get(provider)
     if spec is None:
         raise PresetError(f"unknown provider {provider!r} (one of: {', '.join(PROVIDERS)})")
+    base = (base_url or _base(spec, env)).rstrip("/")
+    version = env.get("OPENAI_API_VERSION", "").strip()
+    if provider == "azure-openai" and version and not urlsplit(base).query:
+        base += f"?api-version={quote(version)}"  # as the SDK's AzureOpenAI client reads it
     key, variable = "", ""
     if not have_credential:
         variable = next((v for v in spec.key_variables if env.get(v)), "")
-        if not variable:
+        if variable:
+            key = env[variable]
+        elif own_host(spec, base):
             raise MissingKey(f"no API key for {provider}: set {spec.key_variables[0]} "
                              f"(or pass the credential header with -H)")
-        key = env[variable]
-    base = (base_url or spec.base_url).rstrip("/")
     level = _reasoning(gen.reasoning)
     url, headers, body = _BUILDERS[provider](base, gen, key, level)
     for path, value in gen.params.items():
@@ -101,6 +130,23 @@ def build(provider: str, gen: Generation, env: Mapping[str, str], *,
     headers = [("Content-Type", "application/json"), *headers]
     return PresetRequest("POST", url, headers, json.dumps(body, ensure_ascii=False).encode(),
                          variable)
+
+
+def _base(spec: Provider, env: Mapping[str, str]) -> str:
+    base = env.get(spec.base_variable, "").strip() if spec.base_variable else ""
+    if base and "://" not in base:  # OLLAMA_HOST may be host:port alone
+        base = "http://" + base
+    base = base or spec.base_url
+    if not base:
+        raise PresetError(f"--provider {spec.name} needs --base-url"
+                          + (f" (or {spec.base_variable})" if spec.base_variable else ""))
+    return base
+
+
+def own_host(spec: Provider, base: str) -> bool:
+    """Whether ``base`` is on one of the provider's own hosts (where its key is required)."""
+    host = (urlsplit(base).hostname or "").lower()
+    return any(host == h or (h.startswith(".") and host.endswith(h)) for h in spec.hosts)
 
 
 def _reasoning(value: str | None) -> str | int | None:
@@ -197,12 +243,45 @@ def _gemini(base, gen, key, level):
     return url, headers, body
 
 
+def _ollama(base, gen, key, level):
+    messages = [{"role": "system", "content": gen.system}] if gen.system else []
+    messages.append({"role": "user", "content": gen.prompt})
+    body: dict[str, Any] = {"model": gen.model, "messages": messages, "stream": True}
+    options: dict[str, Any] = {}
+    if gen.max_tokens is not None:
+        options["num_predict"] = gen.max_tokens
+    if gen.temperature is not None:
+        options["temperature"] = gen.temperature
+    if options:
+        body["options"] = options
+    if level is not None:
+        # a yes or no for most models (gpt-oss also takes a level: --param think='"high"')
+        body["think"] = level != "off"
+    return f"{base}/api/chat", _bearer(key), body
+
+
+def _azure_openai(base, gen, key, level):
+    url, headers, body = _openai(base, gen, "", level)  # the OpenAI body; the key goes elsewhere
+    parts = urlsplit(base)
+    path = parts.path.rstrip("/")
+    if path.endswith("/openai/v1"):  # the v1 API takes OpenAI's request, the deployment as model
+        url = parts._replace(path=f"{path}/chat/completions", query="").geturl()
+    else:
+        if "/openai/deployments/" not in path:
+            path = f"{path}/openai/deployments/{quote(gen.model, safe='')}"
+        query = parts.query or f"api-version={AZURE_API_VERSION}"
+        url = parts._replace(path=f"{path}/chat/completions", query=query).geturl()
+        del body["model"]  # the deployment in the URL names it
+    return url, [("api-key", key)] if key else [], body
+
+
 def _bearer(key: str) -> list[tuple[str, str]]:
     return [("Authorization", f"Bearer {key}")] if key else []
 
 
 _BUILDERS = {"openai": _openai, "openai-responses": _openai_responses,
-             "anthropic": _anthropic, "gemini": _gemini}
+             "anthropic": _anthropic, "gemini": _gemini, "ollama": _ollama,
+             "azure-openai": _azure_openai}
 
 
 def parse_param(text: str) -> tuple[str, Any]:

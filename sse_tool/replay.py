@@ -154,10 +154,10 @@ def event_ends(data: bytes) -> list[int]:
 class EventEnds:
     """Byte offsets just past each event (its blank line included) in a stream fed in chunks.
 
-    Events are what ``sse-tool frame`` would emit: SSE events (comments do not count), or
-    JSON-array / NDJSON elements. Input that stops being readable ends the search quietly:
-    a server replaying a file has no business rejecting it. The offsets do not depend on
-    how the stream is chunked.
+    Events are what ``sse-tool frame`` would emit: SSE events (comments do not count),
+    JSON-array / NDJSON elements, or AWS event-stream messages. Input that stops being
+    readable ends the search quietly: a server replaying a file has no business rejecting
+    it. The offsets do not depend on how the stream is chunked.
     """
 
     def __init__(self) -> None:
@@ -183,8 +183,12 @@ class EventEnds:
             return out
         window, base = self._prev + chunk, start - len(self._prev)
         self._prev = chunk
+        binary = self._framer.kind == "aws-eventstream"  # a message ends exactly at its CRC
         for item in items:
             if isinstance(item, SseComment):
+                continue
+            if binary:
+                out.append(item.end)
                 continue
             i = item.end - base
             if i < 0:  # ended two chunks back (a CR split from its LF): no peeking that far

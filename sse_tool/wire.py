@@ -7,7 +7,9 @@
 ``id`` and ``retry`` appear once the stream has set them; ``offset``/``end`` (byte offsets
 in the input: ``input[offset:end]`` is the event's text, its blank line excluded) and
 parsed JSON ``data`` only when asked for. Comments, when asked for, are
-``{"comment": "text"}``. Later stages read these records back with ``load_event``.
+``{"comment": "text"}``. A message of an AWS event stream also has ``headers`` (its
+typed headers as JSON values); its ``data`` is the payload. Later stages read these
+records back with ``load_event``.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import orjson
 
 from .errors import BadInput
+from .eventstream import EventMessage
 from .sse import SseComment, SseEvent
 
 
@@ -23,7 +26,7 @@ def dumps(record: dict) -> bytes:
     return orjson.dumps(record) + b"\n"
 
 
-def event_record(item: SseEvent | SseComment, *, json_data: bool = False, offsets: bool = False) -> dict:
+def event_record(item: SseEvent | EventMessage | SseComment, *, json_data: bool = False, offsets: bool = False) -> dict:
     if isinstance(item, SseComment):
         record = {"comment": item.text}
         if offsets:
@@ -42,6 +45,8 @@ def event_record(item: SseEvent | SseComment, *, json_data: bool = False, offset
         record["id"] = item.id
     if item.retry is not None:
         record["retry"] = item.retry
+    if type(item) is EventMessage:
+        record["headers"] = item.headers
     if offsets:
         record["offset"] = item.offset
         record["end"] = item.end
@@ -52,7 +57,7 @@ def is_event_record(record: dict) -> bool:
     return "data" in record and "event" in record
 
 
-def load_event(record: dict, offset: int = 0) -> SseEvent | SseComment:
+def load_event(record: dict, offset: int = 0) -> SseEvent | EventMessage | SseComment:
     """An event record (as ``frame`` writes it) back into an event."""
     if "comment" in record and "data" not in record:
         return SseComment(str(record["comment"]), record.get("offset", offset))
@@ -62,6 +67,10 @@ def load_event(record: dict, offset: int = 0) -> SseEvent | SseComment:
         raise BadInput("not an event record (needs string 'event' and 'data')", offset)
     if not isinstance(data, str):  # frame --json parsed it
         data = orjson.dumps(data).decode()
+    headers = record.get("headers")
+    if isinstance(headers, dict):  # an AWS event-stream message
+        return EventMessage(event, data, None, None, record.get("offset", offset),
+                            record.get("end", offset), headers)
     return SseEvent(
         event, data, record.get("id"), record.get("retry"), record.get("offset", offset),
         record.get("end", offset),

@@ -26,9 +26,9 @@ ALL_CUTS_UP_TO = 8192
 
 def stream_files() -> list[Path]:
     """Every recorded stream: the shared fixtures and the samples we ship."""
-    files = sorted(p for p in FIXTURES.rglob("*") if p.suffix in (".sse", ".json", ".jsonl", ".ndjson")
+    files = sorted(p for p in FIXTURES.rglob("*") if p.suffix in (".sse", ".json", ".jsonl", ".ndjson", ".eventstream")
                    and not p.name.startswith("expected"))
-    files += sorted(p for p in SAMPLES.glob("*") if p.suffix in (".sse", ".json", ".ndjson")
+    files += sorted(p for p in SAMPLES.glob("*") if p.suffix in (".sse", ".json", ".ndjson", ".eventstream")
                     and not p.name.startswith("expected"))
     return files
 
@@ -90,3 +90,32 @@ def outcome(records: list) -> tuple:
 def channel_text(records: list, channel) -> str:
     """One channel's text: its delta records' texts joined in arrival order."""
     return "".join(r.text for r in records if isinstance(r, Delta) and r.channel is channel)
+
+
+def event_message(headers: dict, payload: bytes = b"") -> bytes:
+    """One AWS event-stream message, CRCs included. A header value is a string (type 7),
+    or a ``(type byte, value bytes)`` pair for the other types."""
+    import struct
+    import zlib
+
+    raw = b""
+    for name, value in headers.items():
+        kind, body = (7, struct.pack(">H", len(value.encode())) + value.encode()) if isinstance(value, str) else value
+        raw += bytes([len(name.encode())]) + name.encode() + bytes([kind]) + body
+    total = 16 + len(raw) + len(payload)
+    prelude = struct.pack(">II", total, len(raw))
+    prelude += struct.pack(">I", zlib.crc32(prelude))
+    message = prelude + raw + payload
+    return message + struct.pack(">I", zlib.crc32(message))
+
+
+def bedrock_event(event_type: str, payload: dict | str) -> bytes:
+    """A Bedrock event message as the service sends it (JSON payload)."""
+    body = payload if isinstance(payload, str) else json.dumps(payload, separators=(",", ":"))
+    return event_message({":event-type": event_type, ":content-type": "application/json",
+                          ":message-type": "event"}, body.encode())
+
+
+def bedrock_exception(kind: str, message: str) -> bytes:
+    return event_message({":exception-type": kind, ":content-type": "application/json",
+                          ":message-type": "exception"}, json.dumps({"message": message}).encode())

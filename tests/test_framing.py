@@ -56,7 +56,7 @@ def test_offsets_count_the_held_blanks():
 
 
 def test_make_framer_builds_each_kind_with_its_options():
-    assert set(FRAMERS) == {"sse", "json-array", "ndjson"}
+    assert set(FRAMERS) == {"sse", "json-array", "ndjson", "aws-eventstream"}
     sse = make_framer("sse", comments=True, max_event_size=10)
     assert isinstance(sse, SseParser) and sse.comments and sse.max_event_size == 10
     assert isinstance(make_framer("json-array", comments=True), JsonArrayParser)

@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 
 from sse_tool.cli import app
 from sse_tool.errors import SseToolError
+from sse_tool.eventstream import EventMessage
 from sse_tool.framing import AutoFramer
 from sse_tool.model import End
 from sse_tool.pipeline import RecordReader
@@ -59,7 +60,7 @@ def check_framer(chunks: list[bytes]) -> None:
         items, end = frame_all(chunks)
     except SseToolError:
         return
-    assert all(isinstance(i, (SseEvent, SseComment)) for i in items)
+    assert all(isinstance(i, (SseEvent, EventMessage, SseComment)) for i in items)
     assert isinstance(end, FrameEnd)
 
 

@@ -9,7 +9,7 @@ import subprocess
 import orjson
 import pytest
 
-from sse_tool.model import from_record
+from sse_tool.model import ToolCall, from_record
 
 from .support import EXPECTED, FIXTURES, SAMPLES, SAMPLES_EXPECTED, SSE_TOOL, clean_env, outcome, read_records
 
@@ -17,7 +17,7 @@ CASES = [pytest.param(FIXTURES / e["file"], e, id=e["file"]) for e in EXPECTED]
 CASES += [pytest.param(SAMPLES / e["file"], e, id="samples/" + e["file"]) for e in SAMPLES_EXPECTED]
 
 #: expected.json's provider names -> ``--provider`` names
-PROVIDER_NAMES = {"openai-chat": "openai"}
+PROVIDER_NAMES = {"openai-chat": "openai", "bedrock-converse": "bedrock"}
 EXIT_CODES = {"complete": 0, "truncated": 3, "error": 4}
 
 
@@ -51,6 +51,27 @@ def test_auto_detection_picks_the_expected_provider(path, entry):
     reader.close()
     assert reader.normalizer.provider == PROVIDER_NAMES.get(entry["provider"], entry["provider"])
     assert reader.source == entry["framing"]
+
+
+def tool_calls(records: list) -> list[dict]:
+    """Each tool call's name and its joined arguments, parsed, in index order."""
+    calls: dict[int, list] = {}
+    for r in records:
+        if isinstance(r, ToolCall):
+            call = calls.setdefault(r.index, [None, []])
+            call[0] = r.name if r.name is not None else call[0]
+            call[1].append(r.arguments)
+    return [{"name": name, "input": orjson.loads("".join(args))} for _, (name, args) in sorted(calls.items())]
+
+
+WHOLE = [param for param in CASES if "tool_calls" in param.values[1] or "usage" in param.values[1]]
+
+
+@pytest.mark.parametrize("path, entry", WHOLE)
+def test_tool_calls_and_usage_are_the_expected_ones_too(path, entry):
+    records = read_records([path.read_bytes()])
+    assert tool_calls(records) == entry["tool_calls"]
+    assert records[-1].usage == entry["usage"]
 
 
 @pytest.fixture(scope="module")

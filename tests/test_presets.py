@@ -11,7 +11,8 @@ from .http_server import LocalServer
 from .support import SSE_TOOL, clean_env
 
 ENV = {"OPENAI_API_KEY": "sk-openai-000111", "ANTHROPIC_API_KEY": "sk-ant-000222",
-       "GEMINI_API_KEY": "AIza-gemini-000333"}
+       "GEMINI_API_KEY": "AIza-gemini-000333", "AZURE_OPENAI_API_KEY": "az-key-000444",
+       "OLLAMA_API_KEY": "ollama-key-000555"}
 
 
 def body(req):
@@ -83,6 +84,81 @@ def test_a_missing_key_names_the_variable_to_set():
         build("anthropic", Generation("m", "p"), {})
 
 
+@pytest.mark.parametrize("provider, base", [
+    ("openai", "https://api.openai.com/v1"), ("openai-responses", None), ("anthropic", "https://api.anthropic.com"),
+    ("gemini", None), ("azure-openai", "https://res.openai.azure.com"), ("ollama", "https://ollama.com"),
+])
+def test_on_the_providers_own_host_a_key_is_required(provider, base):
+    with pytest.raises(MissingKey):
+        build(provider, Generation("m", "p"), {}, base_url=base)
+
+
+@pytest.mark.parametrize("provider", ["openai", "openai-responses", "anthropic", "gemini", "azure-openai", "ollama"])
+def test_elsewhere_no_key_is_needed_and_none_is_sent(provider):
+    req = build(provider, Generation("m", "p"), {}, base_url="http://localhost:11434/v1")
+    assert {n for n, _ in req.headers} <= {"Content-Type", "anthropic-version"} and req.key_variable == ""
+    # ... and a key that is set is sent, as the SDKs do with a base_url
+    with_key = build(provider, Generation("m", "p"), ENV | {"AZURE_OPENAI_API_KEY": "az-1", "OLLAMA_API_KEY": "ol-1"},
+                     base_url="http://localhost:11434/v1")
+    assert len(with_key.headers) == len(req.headers) + 1
+
+
+def test_ollama_preset_is_the_native_chat_api():
+    req = build("ollama", Generation("qwen3:8b", "Hi", system="S", max_tokens=64, temperature=0.3,
+                                     reasoning="medium"), {})
+    assert req.url == "http://localhost:11434/api/chat"
+    assert body(req) == {"model": "qwen3:8b", "stream": True, "think": True,
+                         "messages": [{"role": "system", "content": "S"}, {"role": "user", "content": "Hi"}],
+                         "options": {"num_predict": 64, "temperature": 0.3}}
+    assert body(build("ollama", Generation("m", "p", reasoning="off"), {}))["think"] is False
+    assert "think" not in body(build("ollama", Generation("m", "p"), {}))
+
+
+def test_ollama_follows_ollama_host_and_sends_a_cloud_key_as_bearer():
+    assert build("ollama", Generation("m", "p"), {"OLLAMA_HOST": "10.0.0.5:11434"}).url == "http://10.0.0.5:11434/api/chat"
+    req = build("ollama", Generation("m", "p"), {"OLLAMA_API_KEY": "ol-key-1"}, base_url="https://ollama.com")
+    assert req.url == "https://ollama.com/api/chat" and ("Authorization", "Bearer ol-key-1") in req.headers
+
+
+AZURE = {"AZURE_OPENAI_API_KEY": "az-key-0001"}
+
+
+@pytest.mark.parametrize("base, env, url", [
+    ("https://res.openai.azure.com", {},
+     "https://res.openai.azure.com/openai/deployments/gpt-4o/chat/completions?api-version=2024-10-21"),
+    ("https://res.openai.azure.com/", {"OPENAI_API_VERSION": "2025-04-01-preview"},
+     "https://res.openai.azure.com/openai/deployments/gpt-4o/chat/completions?api-version=2025-04-01-preview"),
+    ("https://res.openai.azure.com/openai/deployments/prod-4o?api-version=2024-06-01", {},
+     "https://res.openai.azure.com/openai/deployments/prod-4o/chat/completions?api-version=2024-06-01"),
+    (None, {"AZURE_OPENAI_ENDPOINT": "https://env.cognitiveservices.azure.com"},
+     "https://env.cognitiveservices.azure.com/openai/deployments/gpt-4o/chat/completions?api-version=2024-10-21"),
+])
+def test_azure_openai_preset_addresses_a_deployment(base, env, url):
+    req = build("azure-openai", Generation("gpt-4o", "Hi", max_tokens=5), AZURE | env, base_url=base)
+    assert req.url == url
+    assert ("api-key", "az-key-0001") in req.headers and not any(n == "Authorization" for n, _ in req.headers)
+    assert req.key_variable == "AZURE_OPENAI_API_KEY"
+    b = body(req)
+    assert "model" not in b and b["stream"] is True and b["stream_options"] == {"include_usage": True}
+    assert b["messages"] == [{"role": "user", "content": "Hi"}] and b["max_completion_tokens"] == 5
+
+
+def test_azure_openai_v1_takes_the_openai_request_with_the_deployment_as_model():
+    req = build("azure-openai", Generation("gpt-4o", "Hi"), AZURE, base_url="https://res.openai.azure.com/openai/v1")
+    assert req.url == "https://res.openai.azure.com/openai/v1/chat/completions"
+    assert body(req)["model"] == "gpt-4o"
+
+
+def test_azure_openai_needs_an_endpoint():
+    with pytest.raises(PresetError, match="AZURE_OPENAI_ENDPOINT"):
+        build("azure-openai", Generation("m", "p"), AZURE)
+
+
+def test_an_entra_token_given_with_h_replaces_the_azure_key():
+    req = build("azure-openai", Generation("m", "p"), {}, base_url="https://res.openai.azure.com", have_credential=True)
+    assert not any(n == "api-key" for n, _ in req.headers)
+
+
 def test_a_credential_given_by_the_caller_needs_no_key():
     req = build("openai", Generation("m", "p"), {}, have_credential=True)
     assert not any(n == "Authorization" for n, _ in req.headers)
@@ -122,6 +198,9 @@ def fetch(*args, input=None, **env):
     ("anthropic", "/capture", "/capture/v1/messages", ("x-api-key", "sk-ant-000222")),
     ("gemini", "/capture/v1beta", "/capture/v1beta/models/g-1:streamGenerateContent?alt=sse",
      ("x-goog-api-key", "AIza-gemini-000333")),
+    ("azure-openai", "/capture", "/capture/openai/deployments/g-1/chat/completions?api-version=2024-10-21",
+     ("api-key", "az-key-000444")),
+    ("ollama", "/capture", "/capture/api/chat", ("Authorization", "Bearer ollama-key-000555")),
 ])
 def test_each_preset_reaches_the_server_as_built(server, provider, base, path, auth):
     n = len(server.requests)
@@ -136,10 +215,19 @@ def test_each_preset_reaches_the_server_as_built(server, provider, base, path, a
     assert "Hello 💪" in got.body.decode() and "Sys" in got.body.decode()
 
 
-def test_without_a_key_the_cli_says_which_variable_to_set_and_exits_2(server):
-    r = fetch("--provider", "openai", "--model", "m", "--prompt", "hi", "--base-url", server.url("/capture"),
-              OPENAI_API_KEY="")
+def test_without_a_key_the_cli_says_which_variable_to_set_and_exits_2():
+    r = fetch("--provider", "openai", "--model", "m", "--prompt", "hi", OPENAI_API_KEY="")
     assert r.returncode == 2 and b"OPENAI_API_KEY" in r.stderr and not r.stdout
+
+
+@pytest.mark.parametrize("provider", ["openai", "ollama", "azure-openai"])
+def test_a_local_server_needs_no_key_and_gets_no_key_header(server, provider):
+    n = len(server.requests)
+    r = fetch("--provider", provider, "--model", "llama3", "--prompt", "hi", "--base-url", server.url("/capture/v1"),
+              OPENAI_API_KEY="", AZURE_OPENAI_API_KEY="", OLLAMA_API_KEY="", OLLAMA_HOST="")
+    assert r.returncode == 0, r.stderr
+    got = server.requests[n]
+    assert got.header("Authorization") is None and got.header("api-key") is None
 
 
 def test_header_options_override_preset_headers(server):

@@ -7,7 +7,9 @@ import json
 import orjson
 import pytest
 
-from sse_tool.model import Channel, Delta, End, Meta, Status, ToolCall, Usage
+from sse_tool.model import (
+    Channel, Citation, Delta, End, Meta, Redacted, Signature, Status, ToolCall, ToolResult, Usage,
+)
 from sse_tool.providers.anthropic import Anthropic
 
 from .support import EXPECTED, FIXTURES, SAMPLES, outcome, read_records
@@ -116,17 +118,20 @@ def test_several_text_blocks_are_joined_with_no_separator():
 
 def test_signatures_and_empty_thinking_deltas_are_never_text():
     records = read_records([(FIXTURES / "anthropic/thinking-signature.sse").read_bytes()])
-    signatures = [m for m in of(records, Meta) if m.key == "signature"]
-    assert len(signatures) == 1 and signatures[0].value.startswith("EuYD")
+    signatures = of(records, Signature)
+    assert len(signatures) == 1 and signatures[0].signature.startswith("EuYD")
+    assert signatures[0].index == 0  # the thinking block it signs
     assert all(d.text for d in of(records, Delta))
     assert not any("EuYD" in d.text for d in of(records, Delta))
 
 
-def test_redacted_thinking_shows_no_text_and_keeps_its_data_as_metadata():
-    records = read_records([(FIXTURES / "anthropic/redacted-thinking.sse").read_bytes()])
+def test_redacted_thinking_shows_no_text_and_keeps_its_data_with_its_block():
+    raw = (FIXTURES / "anthropic/redacted-thinking.sse").read_bytes()
+    records = read_records([raw])
     assert texts(records, Channel.REASONING) == []
-    redacted = [m for m in of(records, Meta) if m.key == "redacted_thinking"]
-    assert len(redacted) == 2 and all(isinstance(m.value, str) and m.value for m in redacted)
+    redacted = of(records, Redacted)
+    assert [r.index for r in redacted] == [0, 1]
+    assert all(r.data and r.data.encode() in raw for r in redacted)  # exactly as sent
 
 
 def test_a_tool_call_with_one_empty_input_delta_has_its_id_name_and_empty_object_arguments():
@@ -155,22 +160,26 @@ def test_tool_input_pieces_join_into_the_calls_json_arguments_under_the_block_in
     assert outcome(records) == ("Let me check.", "", "complete", "tool_use")
 
 
-def test_web_search_streams_its_query_keeps_results_and_citations_as_metadata():
+def test_web_search_is_a_server_tool_call_with_its_results_and_citations_as_records():
     records = read_records([(FIXTURES / "anthropic/web-search-citations.sse").read_bytes()])
     calls = of(records, ToolCall)
-    assert calls[0].id.startswith("srvtoolu_") and calls[0].name == "web_search"
+    assert calls[0].id.startswith("srvtoolu_") and calls[0].name == "web_search" and calls[0].server
     assert json.loads("".join(c.arguments for c in calls)) == {"query": "San Francisco weather today"}
-    metas = of(records, Meta)
-    results = [m for m in metas if m.key == "tool_result"]
-    assert len(results) == 1 and results[0].value["type"] == "web_search_tool_result"
-    citations = [m for m in metas if m.key == "citation"]
-    assert len(citations) == 5
-    assert all(c.value["type"] == "web_search_result_location" for c in citations)
+    (result,) = of(records, ToolResult)
+    assert result.id == calls[0].id and result.result["type"] == "web_search_tool_result"
+    assert result.result["content"][0]["type"] == "web_search_result"
+    citations = of(records, Citation)
+    assert [c.index for c in citations] == [3, 5, 7, 9, 11]  # the text blocks they back
+    assert all(c.source["type"] == "web_search_result_location" for c in citations)
+    assert citations[4].url == "https://abc7news.com/weather/" and citations[4].text.startswith("7-Day Forecast")
+    assert citations[0].title == "San Francisco, CA Hourly Weather Forecast | Weather Underground"
+    assert records[-1].tool_calls == [{"index": 0, "id": calls[0].id, "name": "web_search",
+                                       "complete_json": True, "server": True}]
     answer = "".join(texts(records, Channel.ANSWER))
     assert "wunderground" not in answer and "63°F" in answer
 
 
-def test_an_mcp_tool_use_block_is_a_tool_call_and_its_result_is_metadata():
+def test_an_mcp_tool_use_block_is_a_server_tool_call_and_its_result_a_record():
     records = read_records([sse(
         message_start(),
         block(0, "mcp_tool_use", id="mcptoolu_1", name="search_docs", server_name="docs", input={}),
@@ -179,9 +188,9 @@ def test_an_mcp_tool_use_block_is_a_tool_call_and_its_result_is_metadata():
               content=[{"type": "text", "text": "found"}]), stop(1),
         message_delta(), MESSAGE_STOP,
     )])
-    assert of(records, ToolCall) == [ToolCall(0, "mcptoolu_1", "search_docs", ""),
+    assert of(records, ToolCall) == [ToolCall(0, "mcptoolu_1", "search_docs", "", server=True),
                                      ToolCall(0, arguments='{"q": "sse"}')]
-    assert [m.value["type"] for m in of(records, Meta) if m.key == "tool_result"] == ["mcp_tool_result"]
+    assert [(r.index, r.id, r.result["type"]) for r in of(records, ToolResult)] == [(1, "mcptoolu_1", "mcp_tool_result")]
     assert outcome(records)[:2] == ("", "")
 
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from sse_tool.model import Channel, End, Meta, Status, ToolCall, Usage
+from sse_tool.model import Channel, Citation, End, Meta, Status, ToolCall, Usage
 from sse_tool.pipeline import RecordReader
 from sse_tool.providers import recognise
 
@@ -83,13 +83,13 @@ def test_tool_plan_is_reasoning_and_tool_calls_are_joined_by_index():
     assert out[-1].stop_reason == "TOOL_CALL"
 
 
-def test_citations_are_metadata_not_text():
+def test_citations_are_citation_records_not_text():
     citation = {"start": 0, "end": 4, "text": "Hola", "type": "TEXT_CONTENT",
                 "sources": [{"type": "document", "id": "doc:0"}]}
     out = records(sse(start(), content(0, text="Hola"),
                       {"type": "citation-start", "index": 0, "delta": {"message": {"citations": citation}}},
                       {"type": "citation-end", "index": 0}, end()))
-    assert [r.value for r in out if isinstance(r, Meta) and r.key == "citation"] == [citation]
+    assert [r for r in out if isinstance(r, Citation)] == [Citation(citation, text="Hola")]
     assert channel_text(out, Channel.ANSWER) == "Hola"
 
 

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from sse_tool.model import Channel, Delta, Meta, Status, ToolCall, Usage
+from sse_tool.model import Channel, Citation, Delta, Meta, Signature, Status, ToolCall, Usage
 from sse_tool.providers.gemini import Gemini
 
 from .support import EXPECTED, FIXTURES, SAMPLES, outcome, read_records
@@ -64,7 +64,7 @@ def test_thought_parts_are_reasoning_and_other_text_is_the_answer():
     )])
     assert outcome(records) == ("¡Hola! 🚀 Adiós.", "Pienso… ", "complete", "STOP")
     assert metas(records, "model") == ["gemini-2.5-flash"]  # once, not per chunk
-    assert metas(records, "signature") == ["c2ln"]
+    assert of(records, Signature) == [Signature("c2ln")]  # on a text part: no tool call
     assert all(d.text for d in of(records, Delta))
 
 
@@ -84,6 +84,14 @@ def test_usage_metadata_is_repeated_and_the_last_one_counts():
     assert records[-1].usage == late
 
 
+@pytest.mark.parametrize("name", ["grounding-web-search.sse", "thought-summaries.sse", "text-basic.sse"])
+def test_a_recording_ends_with_its_last_usage_metadata_not_a_sum(name):
+    raw = (FIXTURES / "gemini" / name).read_bytes()
+    chunks = [json.loads(line[6:]) for line in raw.decode().splitlines() if line.startswith("data: ")]
+    last = [c["usageMetadata"] for c in chunks if c.get("usageMetadata")][-1]
+    assert read_records([raw])[-1].usage == last
+
+
 def test_a_whole_function_call_is_one_tool_call_with_json_arguments():
     records = read_records([sse(
         chunk({"functionCall": {"name": "get_weather", "args": {"city": "Bogotá", "days": 2}},
@@ -95,7 +103,7 @@ def test_a_whole_function_call_is_one_tool_call_with_json_arguments():
     assert json.loads(calls[1].arguments) == {"city": "Bogotá", "days": 2}
     assert calls[2:] == [ToolCall(1, "call-2", "get_time", ""), ToolCall(1, arguments="{}")]
     assert texts(records, Channel.ANSWER) == []
-    assert metas(records, "signature") == ["EqAB"]
+    assert of(records, Signature) == [Signature("EqAB", 0)]  # the call it rides on
 
 
 def test_the_recorded_function_call_with_a_thought_signature_has_no_text():
@@ -148,13 +156,26 @@ def test_code_execution_parts_are_metadata_not_text():
     assert outcome(records) == ("The result is 4.", "", "complete", "STOP")
 
 
-def test_grounding_and_citations_are_metadata_and_empty_grounding_is_skipped():
+def test_grounding_gives_a_citation_per_supported_segment_and_source():
     records = read_records([(FIXTURES / "gemini/grounding-web-search.sse").read_bytes()])
     grounding = metas(records, "grounding")
-    assert len(grounding) == 1 and grounding[0]["webSearchQueries"]
-    citation = {"citationSources": [{"startIndex": 0, "endIndex": 5, "uri": "https://example.org"}]}
-    records = read_records([sse(chunk({"text": "Hello"}, finish="STOP", citationMetadata=citation))])
-    assert metas(records, "citations") == [citation]
+    assert len(grounding) == 1 and grounding[0]["webSearchQueries"]  # kept whole too; empty ones skipped
+    citations = of(records, Citation)
+    supports = grounding[0]["groundingSupports"]
+    assert len(citations) == sum(len(s["groundingChunkIndices"]) for s in supports)
+    first = citations[0]
+    assert first.text.startswith("As of Tuesday afternoon, the temperature is around 69°F")
+    assert (first.url, first.title) == ("https://www.google.com/search?q=weather+in+San Francisco, CA,+US",
+                                        "Weather information for San Francisco, CA, US")
+    assert citations[1].title == "timeanddate.com"
+    answer = "".join(texts(records, Channel.ANSWER))
+    assert all(c.text in answer for c in citations)  # each cites a piece of the answer
+
+
+def test_citation_metadata_gives_a_citation_per_source():
+    source = {"startIndex": 0, "endIndex": 5, "uri": "https://example.org", "license": "mit"}
+    records = read_records([sse(chunk({"text": "Hello"}, finish="STOP", citationMetadata={"citationSources": [source]}))])
+    assert of(records, Citation) == [Citation(source, "https://example.org")]
 
 
 def test_only_candidate_zero_is_read():

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from sse_tool.errors import BadInput
-from sse_tool.model import Channel, Delta, End, Meta, Status, ToolCall, Usage
+from sse_tool.model import Channel, Delta, End, Meta, Redacted, Signature, Status, ToolCall, Usage
 from sse_tool.pipeline import RecordReader
 
 from .support import EXPECTED, FIXTURES, channel_text
@@ -118,11 +118,22 @@ def test_reasoning_content_is_reasoning_and_null_content_is_nothing():
         Delta(Channel.REASONING, "Hmm"), Delta(Channel.ANSWER, "Hi")]
 
 
-def test_refusal_text_is_the_answer():
+def test_a_refusal_is_its_own_channel_not_the_answer():
     out = records(sse(chunk({"content": None, "refusal": "I can't help with that."}), chunk(finish="stop"),
                       "[DONE]"))
-    assert channel_text(out, Channel.ANSWER) == "I can't help with that."
+    assert channel_text(out, Channel.REFUSAL) == "I can't help with that."
+    assert channel_text(out, Channel.ANSWER) == ""
     assert out[-1].status is Status.COMPLETE
+
+
+def test_openrouter_reasoning_signatures_and_encrypted_reasoning_are_kept():
+    raw = (FIXTURES / "openai-chat" / "openrouter-reasoning.sse").read_bytes()
+    out = records(raw)
+    (signature,) = [r for r in out if isinstance(r, Signature)]
+    assert signature.signature.startswith("Et0BCkgIChACGAIqQA2s7h7t") and signature.index == 0
+    encrypted = {"type": "reasoning.encrypted", "data": "gAAAAABo", "index": 1}
+    out = records(sse(chunk({"reasoning_details": [encrypted]}), chunk(finish="stop"), "[DONE]"))
+    assert [r for r in out if isinstance(r, Redacted)] == [Redacted("gAAAAABo", 1)]
 
 
 def test_event_error_frame_is_an_error_even_without_an_error_key_inside():

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from sse_tool.model import Channel, Delta, End, Meta, Status, ToolCall, Usage
+from sse_tool.model import Channel, Citation, Delta, End, Meta, Part, Status, ToolCall, ToolStatus, Usage
 from sse_tool.pipeline import RecordReader
 from sse_tool.providers.openai_responses import OpenAIResponses
 
@@ -88,7 +88,7 @@ def test_the_json_type_decides_not_the_event_name():
     assert channel_text(out, Channel.ANSWER) == "x"
 
 
-def test_summary_and_raw_reasoning_are_reasoning_and_refusal_is_the_answer():
+def test_summary_and_raw_reasoning_are_reasoning_and_a_refusal_is_its_own_channel():
     out = records(events(
         CREATED,
         ev("response.reasoning_summary_part.added", summary_index=0),
@@ -102,9 +102,36 @@ def test_summary_and_raw_reasoning_are_reasoning_and_refusal_is_the_answer():
         COMPLETED,
     ))
     assert channel_text(out, Channel.REASONING) == "**Plan** think"
-    assert channel_text(out, Channel.ANSWER) == "Olá não 🙅"
+    assert channel_text(out, Channel.ANSWER) == "Olá "
+    assert channel_text(out, Channel.REFUSAL) == "não 🙅"
     assert Meta("model", "gpt-5") in out
+    assert Part(Channel.REASONING) not in out  # the first part starts no paragraph
 
+
+def test_summary_parts_after_the_first_start_with_a_part_record():
+    raw = (FIXTURES / "openai-responses" / "responses-reasoning-summary.sse").read_bytes()
+    out = records(raw)
+    assert out.count(Part(Channel.REASONING)) == 3  # 4 summary parts, 3 paragraph breaks
+    first = out.index(Part(Channel.REASONING))
+    assert channel_text(out[:first], Channel.REASONING).endswith("safely crossing the street.")
+    assert channel_text(out[first:], Channel.REASONING).startswith("**Explaining street crossing safety**")
+    # the texts themselves are what was sent: joined, they are expected.json's reasoning
+    entry = next(e for e in EXPECTED if e["file"].endswith("responses-reasoning-summary.sse"))
+    assert channel_text(out, Channel.REASONING) == entry["reasoning_text"]
+
+
+def test_a_reader_joining_with_the_parts_shows_paragraphs():
+    from sse_tool.model import Transcript
+
+    transcript = Transcript()
+    for r in records((FIXTURES / "openai-responses" / "responses-reasoning-summary.sse").read_bytes()):
+        if isinstance(r, Delta):
+            transcript.add(r)
+        elif isinstance(r, Part):
+            transcript.part(r)
+    text = transcript.text(Channel.REASONING)
+    assert "crossing the street.\n\n**Explaining street crossing safety**" in text
+    assert "safe street crossing.\n\n**Sharing street crossing safety tips**" in text
 
 def test_incomplete_is_complete_with_the_incomplete_reason_as_stop_reason():
     out = records(events(CREATED, ev("response.output_text.delta", delta="Once upon"),
@@ -172,19 +199,34 @@ def test_calls_without_output_index_are_numbered_in_order():
     assert (first[0].index, piece[0].index, second[0].index) == (0, 0, 1)
 
 
-def test_citations_and_built_in_tool_items_are_meta_not_text():
-    citation = {"type": "url_citation", "url": "https://example.org", "start_index": 0, "end_index": 4}
-    search = {"type": "web_search_call", "id": "ws_1", "status": "completed"}
+def test_citations_and_built_in_tool_progress_are_records_not_text():
+    citation = {"type": "url_citation", "url": "https://example.org", "title": "Ex", "start_index": 0, "end_index": 4}
+    search = {"type": "web_search_call", "id": "ws_1", "status": "completed",
+              "action": {"type": "search", "query": "rain"}}
     out = records(events(
         CREATED,
+        ev("response.web_search_call.in_progress", output_index=0, item_id="ws_1"),
         ev("response.web_search_call.searching", output_index=0, item_id="ws_1"),
+        ev("response.web_search_call.completed", output_index=0, item_id="ws_1"),
         ev("response.output_item.done", output_index=0, item=search),
         ev("response.output_text.delta", delta="Rain"),
         ev("response.output_text.annotation.added", annotation=citation),
         COMPLETED,
     ))
-    assert Meta("citation", citation) in out and Meta("web_search_call", search) in out
+    assert [(s.tool, s.status) for s in out if isinstance(s, ToolStatus)] == [
+        ("web_search_call", "in_progress"), ("web_search_call", "searching"),
+        ("web_search_call", "completed"), ("web_search_call", "completed")]
+    assert ToolStatus(0, "ws_1", "web_search_call", "completed", search) in out
+    assert Citation(citation, "https://example.org", "Ex") in out
     assert channel_text(out, Channel.ANSWER) == "Rain"
+    assert not [r for r in out if isinstance(r, ToolCall)]  # OpenAI runs it: not a call to make
+
+
+def test_a_partial_image_keeps_its_data_on_the_progress_record():
+    out = records(events(CREATED, ev("response.image_generation_call.partial_image", output_index=1,
+                                     item_id="ig_1", partial_image_index=0, partial_image_b64="iVBORw0K"), COMPLETED))
+    assert ToolStatus(1, "ig_1", "image_generation_call", "partial_image",
+                      {"partial_image_index": 0, "partial_image_b64": "iVBORw0K"}) in out
 
 
 def test_unknown_events_and_odd_fields_are_skipped():

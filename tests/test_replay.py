@@ -122,6 +122,27 @@ def test_event_ends_of_a_json_array_and_of_ndjson_are_their_elements():
     assert event_ends(data) == [9, 18]
 
 
+BEDROCK = FIXTURES / "bedrock" / "converse-stream-text.eventstream"
+
+
+def test_event_ends_of_an_aws_event_stream_are_its_messages_whatever_the_chunking():
+    from sse_tool.eventstream import EventStreamParser
+
+    data = BEDROCK.read_bytes()
+    ends = [m.end for m in EventStreamParser().feed(data)]
+    assert event_ends(data) == ends and ends[-1] == len(data)
+    finder = EventEnds()
+    assert [e for i in range(len(data)) for e in finder.feed(data[i:i + 1])] + finder.close() == ends
+
+
+def test_replay_of_an_event_stream_file_writes_it_exactly_a_message_at_a_time():
+    data = BEDROCK.read_bytes()
+    steps = rate_steps(data, parse_rate("50ev"))
+    assert len(steps) == 33 and b"".join(s.data for s in steps) == data
+    done = run("replay", "--speed", "0", str(BEDROCK))
+    assert done.returncode == 0 and done.stdout == data
+
+
 @pytest.mark.parametrize("outcome, code", [
     ("complete", ExitCode.OK), ("truncated", ExitCode.TRUNCATED), ("timeout", ExitCode.TIMEOUT),
     ("network", ExitCode.NETWORK), ("interrupted", ExitCode.TRUNCATED),

@@ -46,6 +46,19 @@ def test_a_json_array_file_is_served_as_json(server, client):
     assert client.get(server.url("/json-array-no-alt-sse")).headers["content-type"] == "application/json"
 
 
+def test_an_aws_event_stream_file_is_served_with_its_content_type(client, tmp_path):
+    (tmp_path / "bedrock").mkdir()
+    data = (FIXTURES / "bedrock" / "converse-stream-text.eventstream").read_bytes()
+    (tmp_path / "bedrock" / "converse.eventstream").write_bytes(data)
+    serve = ServeProcess("--speed", "0", str(tmp_path))  # found in a directory by its suffix
+    try:
+        r = client.get(serve.url("/bedrock/converse"))
+        assert r.status_code == 200 and r.content == data
+        assert r.headers["content-type"] == "application/vnd.amazon.eventstream"
+    finally:
+        serve.stop()
+
+
 def test_a_recording_has_its_recorded_headers_without_the_encoding(server, client):
     r = client.get(server.url("/gem"))
     assert r.content == b"data: {}\n\n"

@@ -56,6 +56,8 @@ def test_snapshots_give_exactly_the_events_of_the_chunk_stream(path):
     chunks = list(feed_all(AutoFramer(comments=True), [data[i : i + 512] for i in range(0, len(data), 512)]))
     assert isinstance(chunks[-1], FrameEnd)
     assert list(feed_snapshots(AutoFramer(comments=True), byte_snapshots(data, rng))) == chunks
+    if path.suffix == ".eventstream":  # binary: no client shows it as text
+        return
     from_text = list(feed_snapshots(AutoFramer(comments=True), text_snapshots(data, rng)))
     assert from_text[:-1] == chunks[:-1]
     try:

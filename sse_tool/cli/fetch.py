@@ -55,7 +55,9 @@ Exit status:
 
 \b
 Environment (see man sse-tool-fetch):
-  OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY (or GOOGLE_API_KEY)  for --provider
+  OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY (or GOOGLE_API_KEY),
+  AZURE_OPENAI_API_KEY, OLLAMA_API_KEY  for --provider (needed only on the provider's own
+  hosts); AZURE_OPENAI_ENDPOINT, OPENAI_API_VERSION, OLLAMA_HOST  for the base
   HTTP_PROXY, HTTPS_PROXY, ALL_PROXY, NO_PROXY; SSL_CERT_FILE, SSL_CERT_DIR
   SSE_TOOL_DEBUG=1  show the traceback of an internal error (as sse-tool --debug)
 """
@@ -92,7 +94,8 @@ def fetch(
                                             help="Reasoning/thinking: off, low, medium, high, or a token budget."),
     param: Optional[List[str]] = typer.Option(None, "--param", metavar="PATH=JSON",
                                               help="Set a body field (dotted path; null removes). Repeatable."),
-    base_url: Optional[str] = typer.Option(None, "--base-url", help="The API base for a compatible server, as the SDKs take it."),
+    base_url: Optional[str] = typer.Option(None, "--base-url", help="The API base for a compatible server, as the SDKs take it "
+                                           "(a key is then sent only if its variable is set)."),
     connect_timeout: str = typer.Option("30s", "--connect-timeout", metavar="DURATION", help="Limit for connecting."),
     first_byte_timeout: Optional[str] = typer.Option(None, "--first-byte-timeout", metavar="DURATION",
                                                      help="Limit from sending to the first body byte."),

@@ -1,4 +1,5 @@
-"""``sse-tool frame``: SSE bytes (or a JSON array, or NDJSON) to one JSON record per event."""
+"""``sse-tool frame``: SSE bytes (or a JSON array, NDJSON, an AWS event stream) to one JSON
+record per event."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ Examples:
   curl -sN https://... | sse-tool frame | jq -r .data
   sse-tool frame --json samples/anthropic.sse | jq -r '.data.delta.text // empty'
   sse-tool frame --offsets --comments recording.sse
+  sse-tool frame --json bedrock.eventstream | jq -c '{event, data}'
 
 \b
 Exit status:

@@ -1,8 +1,8 @@
 """``sse-tool normalize``: any earlier stage's output to channel records, one JSON line each.
 
-Reads raw provider bytes (SSE, a JSON array, NDJSON), ``frame`` records or channel records
-(passed through) with ``pipeline.RecordReader``, and writes each batch of records as soon
-as an input chunk yields it. The stream's ``end`` record decides the exit status
+Reads raw provider bytes (SSE, a JSON array, NDJSON, an AWS event stream), ``frame``
+records or channel records (passed through) with ``pipeline.RecordReader``, and writes
+each batch of records as soon as an input chunk yields it. The stream's ``end`` record decides the exit status
 (``_edge.end_exit_code``), so a later stage reading these records maps it the same way.
 """
 
@@ -19,11 +19,13 @@ from ..model import Channel, Delta, End, Reset, Status, Transcript, to_record
 from ..pipeline import SOURCES, RecordReader
 from ..providers import PROVIDERS
 from ..sse import DEFAULT_MAX_EVENT_SIZE
+from ..think import MODES
 from ..wire import dumps
 from ._edge import NO_STREAM, Output, end_exit_code, inputs, parse_size, run_stage, warn
 
 From = Enum("From", {name: name for name in SOURCES}, type=str)
 Provider = Enum("Provider", {name: name for name in ["auto", *PROVIDERS]}, type=str)
+ThinkTagsMode = Enum("ThinkTagsMode", {name: name for name in MODES}, type=str)
 
 EPILOG = """\b
 Examples:
@@ -33,10 +35,13 @@ Examples:
 
 \b
 Records (JSON Lines; exactly one end record, always last):
-  {"type":"delta","channel":"answer","text":"ganar "}   (channel: answer or reasoning)
+  {"type":"delta","channel":"answer","text":"ganar "}   (channel: answer, reasoning, refusal)
+  {"type":"part","channel":"reasoning"}   (a new part: show a blank line before it)
   {"type":"tool_call","index":0,"id":"call_1","name":"get_weather","arguments":"{\\"ci"}
   {"type":"usage","usage":{...}}   {"type":"meta","key":"model","value":"..."}
-  {"type":"end","status":"complete","stop_reason":"end_turn","usage":{...}}
+  signature, redacted, citation, tool_status, tool_result: see man sse-tool-normalize
+  {"type":"end","status":"complete","stop_reason":"end_turn","usage":{...},
+   "tool_calls":[{"index":0,"id":"call_1","name":"get_weather","complete_json":true}]}
   status: complete (terminal event arrived), truncated, or error (with "error": {type, message})
 
 \b
@@ -78,6 +83,7 @@ class _Writer:
         self.out = out
         self.transcript = Transcript() if aggregate else None
         self.end: End | None = None
+        self.refused = False  # a refusal came in place of the answer (--strict: exit 9)
 
     def send(self, records: list) -> None:
         if not records:
@@ -87,7 +93,13 @@ class _Writer:
         for record in records:
             if type(record) is Delta and transcript is None:
                 lines.append(_DELTA_HEAD[record.channel] + orjson.dumps(record.text) + b"}\n")
+                if record.channel is Channel.REFUSAL:
+                    self.refused = True
                 continue
+            if type(record) is Delta and record.channel is Channel.REFUSAL:
+                self.refused = True
+            elif type(record) is Reset:  # the refusing attempt, if any, is void
+                self.refused = False
             line = to_record(record)
             if transcript is not None:
                 if isinstance(record, Delta):
@@ -124,10 +136,15 @@ def normalize(
     strict: bool = typer.Option(
         False, "--strict", help="Exit 9 when the stream completed but the model stopped early."
     ),
+    think_tags: ThinkTagsMode = typer.Option(
+        "auto", "--think-tags",
+        help="Move <think>...</think> at the start of the answer to the reasoning channel: auto "
+        "(when the answer opens with <think>), on (also when only </think> comes), off.",
+    ),
 ) -> None:
     """Turn a provider's stream into answer and reasoning deltas, tool calls, usage and one end record.
 
-    Accepts raw SSE (or a JSON array, or NDJSON), sse-tool frame output, or channel records
+    Accepts raw SSE (or a JSON array, NDJSON, an AWS event stream), sse-tool frame output, or channel records
     (passed through), recognised from the first bytes. Each record is written and flushed
     as soon as the input that produced it has been read.
     """
@@ -137,7 +154,8 @@ def normalize(
         writer = _Writer(Output(), aggregate)
         code = ExitCode.OK
         for name, chunks in inputs(files):
-            reader = RecordReader(provider.value, source.value, max_event_size=limit)
+            reader = RecordReader(provider.value, source.value, max_event_size=limit,
+                                  think_tags=think_tags.value)
             told = not verbose
             try:
                 for chunk in chunks:
@@ -156,14 +174,19 @@ def normalize(
             if not told:
                 _tell(name, reader, final=True)
             end = writer.end
+            refused, writer.refused = writer.refused, False
             if end is None:  # close() ends with one unless not a byte arrived
                 warn("normalize", f"{name}: {NO_STREAM}")
                 continue
             writer.end = None
             stream_code = end_exit_code(end, strict)
             message = why(end)
-            if message is None and stream_code is ExitCode.STOPPED_EARLY:
+            if strict and refused and stream_code is ExitCode.OK:
+                stream_code, message = ExitCode.STOPPED_EARLY, "the model refused"
+            elif message is None and stream_code is ExitCode.STOPPED_EARLY:
                 message = f"the model stopped early: {end.stop_reason}"
+            elif message is None and end.detail:  # complete, with something to say (a <think> never closed)
+                message = end.detail
             if message:
                 warn("normalize", f"{name}: {message}")
             if code is ExitCode.OK:

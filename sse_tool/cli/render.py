@@ -26,6 +26,7 @@ from ..render.loop import pump
 from ..render.release import make_policy
 from ..render.view_plain import PlainView
 from ..sse import DEFAULT_MAX_EVENT_SIZE
+from ..think import MODES
 from ._edge import NO_STREAM, MissingInput, Output, end_exit_code, parse_duration, parse_size, run_stage, warn
 
 From = Enum("From", {name: name for name in SOURCES}, type=str)
@@ -34,6 +35,7 @@ Reasoning = Enum("Reasoning", {n: n for n in ("auto", "show", "collapse", "hide"
 Release = Enum("Release", {n: n for n in ("delta", "sentence", "complete")}, type=str)
 OnTruncate = Enum("OnTruncate", {n: n for n in ("replace", "keep")}, type=str)
 Color = Enum("Color", {n: n for n in ("auto", "always", "never")}, type=str)
+ThinkTagsMode = Enum("ThinkTagsMode", {name: name for name in MODES}, type=str)
 
 EPILOG = """\b
 Examples:
@@ -121,6 +123,9 @@ def render(
     stats: bool = typer.Option(False, "--stats", help="Print the paint count and rate to stderr at exit."),
     max_event_size: str = typer.Option(f"{DEFAULT_MAX_EVENT_SIZE // 2**20}MiB", "--max-event-size",
                                        metavar="SIZE", help="Exit 5 when one event grows past SIZE."),
+    think_tags: ThinkTagsMode = typer.Option("auto", "--think-tags",
+                                             help="Raw input: <think>...</think> opening the answer is reasoning "
+                                                  "(auto), also without <think> (on), or answer (off)."),
 ) -> None:
     """Draw a streamed answer: live and provisional on a terminal, plain text into a pipe.
 
@@ -144,7 +149,7 @@ def render(
             view = PlainView(Output().send, _stderr, make_policy(release.value),
                              reasoning=mode, on_truncate=on_truncate.value)
         painter = Painter(view, clock, seconds)
-        reader = RecordReader(provider.value, source.value, max_event_size=limit)
+        reader = RecordReader(provider.value, source.value, max_event_size=limit, think_tags=think_tags.value)
         try:
             end = pump(fd, reader, painter, clock)
         except KeyboardInterrupt:
@@ -175,7 +180,11 @@ def render(
         if output_json:
             persist.write_atomic(output_json, orjson.dumps(draft.result(end), option=orjson.OPT_INDENT_2) + b"\n")
         code = end_exit_code(end, strict)
-        if code is ExitCode.STOPPED_EARLY and not terminal:
+        if strict and code is ExitCode.OK and draft.refusal:  # a refusal is an early stop
+            code = ExitCode.STOPPED_EARLY
+            if not terminal:
+                warn("render", "the model refused")
+        elif code is ExitCode.STOPPED_EARLY and not terminal:
             warn("render", f"the model stopped early ({end.stop_reason})")
         return code
 

@@ -25,8 +25,9 @@ Examples:
 \b
 A recording (fetch --record) is written as it arrived: the same chunks, after the same
 gaps (divided by --speed; 0 for none), ending as the exchange ended. Any other file is a
-stream file (SSE, JSON array, NDJSON), written at --rate: RATE is events a second (20ev,
-the default) or bytes a second (512B, 4kB = 4000, 4KiB = 4096, 1MB); "/s" may follow.
+stream file (SSE, JSON array, NDJSON, AWS event stream), written at --rate: RATE is
+events (or messages) a second (20ev, the default) or bytes a second (512B, 4kB = 4000,
+4KiB = 4096, 1MB); "/s" may follow.
 
 \b
 Exit status (a recording's, as fetch gave it):

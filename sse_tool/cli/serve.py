@@ -20,7 +20,9 @@ from ..redact import Redactor
 from ..serve import ServeUsage
 from ._edge import parse_size, run_stage, warn
 
-RelayProvider = Enum("RelayProvider", {n: n for n in [*PROVIDERS, "none"]}, type=str)
+# the providers whose key the relay knows how to send (not every fetch preset)
+RelayProvider = Enum("RelayProvider", {n: n for n in ["openai", "openai-responses", "anthropic", "gemini", "none"]},
+                     type=str)
 
 EPILOG = """\b
 Examples:
@@ -66,7 +68,8 @@ Environment (see man sse-tool-serve):
 
 def serve(
     paths: Optional[List[str]] = typer.Argument(
-        None, help="Recordings (fetch --record) or stream files (.sse, .json, .ndjson), or directories of them."),
+        None, help="Recordings (fetch --record) or stream files (.sse, .json, .ndjson, .eventstream), "
+             "or directories of them."),
     host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on."),
     port: int = typer.Option(8000, "--port", min=0, max=65535, help="Port (0: any free port)."),
     allow_remote: bool = typer.Option(False, "--allow-remote",

@@ -28,6 +28,7 @@ _ADAPTERS = {
     "vertex-search": ("vertex_search", "VertexSearch"),
     "ollama": ("ollama", "Ollama"),
     "cohere": ("cohere", "Cohere"),
+    "bedrock": ("bedrock", "Bedrock"),
 }
 
 

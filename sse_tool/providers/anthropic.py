@@ -3,10 +3,13 @@
 Content arrives in indexed blocks, in any order (a text block may precede a thinking
 block; web search answers use many text blocks), and each ``content_block_delta`` belongs
 to the block with the same ``index``. ``text_delta`` is the answer, ``thinking_delta`` the
-reasoning; ``signature_delta``, redacted thinking, citations and server tool results are
-metadata, never text. ``tool_use``/``server_tool_use``/``mcp_tool_use`` blocks become tool
-calls (the block index is the call's index) whose JSON arguments stream as
-``input_json_delta`` pieces. ``message_delta`` carries the stop reason and cumulative
+reasoning. What a client replaying the turn must send back is kept whole, never as text:
+``signature_delta`` (a ``signature`` record) and ``redacted_thinking`` blocks (``redacted``),
+with their block index; ``citations_delta`` is a ``citation``. ``tool_use`` blocks become
+tool calls (the block index is the call's index) whose JSON arguments stream as
+``input_json_delta`` pieces; ``server_tool_use`` and ``mcp_tool_use`` calls are the same,
+marked ``server`` (Anthropic runs them), and their results (``web_search_tool_result``,
+...) come whole as ``tool_result`` records. ``message_delta`` carries the stop reason and cumulative
 usage; only ``message_stop`` is terminal, so a stream that ends after a ``message_delta``
 is still truncated. Events are keyed on the payload's ``type`` (the event name when the
 payload has none), so frames without ``event:`` lines read the same.
@@ -16,7 +19,7 @@ from __future__ import annotations
 
 import orjson
 
-from ..model import Channel, Delta, Meta, Record, ToolCall, Usage
+from ..model import Channel, Citation, Delta, Meta, Record, Redacted, Signature, ToolCall, ToolResult, Usage
 from .openai_chat import error_info
 
 #: payload types that only an Anthropic stream sends (``error`` and ``ping`` are not
@@ -28,6 +31,8 @@ _ANTHROPIC_TYPES = frozenset({
 
 #: block types whose arguments stream as ``input_json_delta``
 _TOOL_BLOCKS = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
+#: tool calls that Anthropic runs itself, not the client
+_SERVER_TOOLS = frozenset({"server_tool_use", "mcp_tool_use"})
 
 
 def _kind(event: str, payload) -> str:
@@ -96,13 +101,14 @@ class Anthropic:
         if kind == "thinking":
             return _text(Channel.REASONING, block.get("thinking"))
         if kind == "redacted_thinking":
-            return [Meta("redacted_thinking", block.get("data"))]
+            data = block.get("data")
+            return [Redacted(data, index)] if isinstance(data, str) else []
         if kind in _TOOL_BLOCKS:
             self._tools[index] = (block.get("input"), False)
             name = block.get("name") if isinstance(block.get("name"), str) else None
-            return [ToolCall(index, block.get("id"), name, "")]
-        if isinstance(kind, str) and kind.endswith("_result"):
-            return [Meta("tool_result", block)]  # web_search_tool_result and friends: whole
+            return [ToolCall(index, block.get("id"), name, "", kind in _SERVER_TOOLS)]
+        if isinstance(kind, str) and kind.endswith("_result"):  # web_search_tool_result and friends: whole
+            return [ToolResult(index, block.get("tool_use_id"), block)]
         return []
 
     def _delta(self, payload: dict) -> list[Record]:
@@ -123,9 +129,11 @@ class Anthropic:
                 self._tools[index] = (self._tools[index][0], True)
             return [ToolCall(index, arguments=piece)]
         if kind == "signature_delta":
-            return [Meta("signature", delta.get("signature"))]
+            signature = delta.get("signature")
+            return [Signature(signature, payload.get("index"))] if isinstance(signature, str) else []
         if kind == "citations_delta":
-            return [Meta("citation", delta.get("citation"))]
+            citation = delta.get("citation")
+            return [_citation(citation, payload.get("index"))] if isinstance(citation, dict) else []
         return []
 
     def _block_stop(self, payload: dict) -> list[Record]:
@@ -151,6 +159,17 @@ class Anthropic:
             self.usage = {**(self.usage or {}), **usage}
             out.append(Usage(self.usage))
         return out
+
+
+def _citation(citation: dict, index) -> Citation:
+    """A citation of a text block: web search results give ``url``, ``title`` and the
+    ``cited_text``; document citations give the text and the document's title."""
+    def text(key):
+        value = citation.get(key)
+        return value if isinstance(value, str) else None
+
+    return Citation(citation, text("url"), text("title") or text("document_title"), text("cited_text"),
+                    index if isinstance(index, int) else None)
 
 
 def _text(channel: Channel, text) -> list[Record]:

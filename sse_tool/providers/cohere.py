@@ -10,7 +10,7 @@ the event name only when it is missing). Everything sits under ``delta.message``
   answering, and the turn it belongs to usually has no answer text at all;
 * ``tool-call-start`` (``tool_calls.id`` and ``function.name``) then ``tool-call-delta``
   pieces of ``function.arguments``, by the event's ``index``;
-* ``citation-start``: one citation (``Meta``);
+* ``citation-start``: one citation (a ``citation`` record);
 * ``message-end``: the terminal event, with ``delta.finish_reason`` (``COMPLETE``,
   ``MAX_TOKENS``, ``STOP_SEQUENCE``, ``TOOL_CALL``, ``ERROR``, ``TIMEOUT``) and
   ``delta.usage``. ``ERROR`` and ``TIMEOUT`` are errors: the generation failed on the
@@ -19,7 +19,7 @@ the event name only when it is missing). Everything sits under ``delta.message``
 
 from __future__ import annotations
 
-from ..model import Channel, Delta, Meta, Record, ToolCall, Usage
+from ..model import Channel, Citation, Delta, Meta, Record, ToolCall, Usage
 from .openai_chat import error_info
 
 _EVENTS = frozenset((
@@ -66,8 +66,11 @@ class Cohere:
         elif kind in ("tool-call-start", "tool-call-delta"):
             self._tool_call(kind, payload.get("index"), message.get("tool_calls"), out)
         elif kind == "citation-start":
-            if message.get("citations"):
-                out.append(Meta("citation", message["citations"]))
+            cited = message.get("citations")
+            for citation in cited if isinstance(cited, list) else [cited]:
+                if isinstance(citation, dict) and citation:
+                    text = citation.get("text")
+                    out.append(Citation(citation, text=text if isinstance(text, str) else None))
         elif kind == "message-end":
             self._end(delta, out)
         return out

@@ -6,8 +6,13 @@ Candidate 0's ``content.parts`` carry the text: parts with ``thought: true`` are
 other text is the answer. A ``functionCall`` part is a whole tool call (its arguments are
 the JSON of ``args``); Vertex may stream the arguments instead as ``partialArgs`` pieces
 (``jsonPath`` and a value, strings continued while ``willContinue``), which are assembled
-and emitted as the call's JSON arguments once the call is complete. ``thoughtSignature``,
-``executableCode``/``codeExecutionResult``, grounding and citations are metadata.
+and emitted as the call's JSON arguments once the call is complete. A ``thoughtSignature``
+is a ``signature`` record (with the tool call's index when it rides on a function call),
+to send back unchanged. Search grounding (``groundingMetadata``) gives one ``citation`` per
+supported segment and source (the segment's text, the source's ``uri`` and ``title``), and
+``citationMetadata`` one per cited source; grounding is also kept whole as metadata (search
+queries, the search entry point), like ``executableCode``/``codeExecutionResult``.
+``usageMetadata`` comes again on every chunk, cumulative: the last one is the usage.
 
 There is no sentinel: a candidate's ``finishReason`` (or a ``promptFeedback.blockReason``,
 which refuses the whole prompt) is the terminal event. The JSON-array form also needs its
@@ -21,7 +26,7 @@ import re
 
 import orjson
 
-from ..model import Channel, Delta, Meta, Record, ToolCall, Usage
+from ..model import Channel, Citation, Delta, Meta, Record, Signature, ToolCall, Usage
 from .openai_chat import error_info
 
 _KEYS = ("candidates", "usageMetadata", "promptFeedback", "modelVersion")
@@ -90,6 +95,30 @@ def _put(container, step, value) -> None:
         container[step] = value
 
 
+def _str(value) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _grounding_citations(grounding: dict) -> list[Citation]:
+    """One citation per grounding support and source it names: what the answer says there
+    (``segment.text``) and where it comes from (``groundingChunks[i].web``)."""
+    chunks = grounding.get("groundingChunks")
+    chunks = chunks if isinstance(chunks, list) else []
+    out = []
+    for support in grounding.get("groundingSupports") or ():
+        if not isinstance(support, dict):
+            continue
+        segment = support.get("segment")
+        text = _str(segment.get("text")) if isinstance(segment, dict) else None
+        for i in support.get("groundingChunkIndices") or ():
+            chunk = chunks[i] if isinstance(i, int) and 0 <= i < len(chunks) else None
+            source = chunk.get("web") or chunk.get("retrievedContext") if isinstance(chunk, dict) else None
+            source = source if isinstance(source, dict) else {}
+            out.append(Citation({"segment": segment, "chunk": chunk}, _str(source.get("uri")),
+                                _str(source.get("title")), text))
+    return out
+
+
 class Gemini:
     name = "gemini"
 
@@ -144,9 +173,15 @@ class Gemini:
         for part in parts if isinstance(parts, list) else ():
             if isinstance(part, dict):
                 self._part(part, out)
-        for key, name in (("groundingMetadata", "grounding"), ("citationMetadata", "citations")):
-            if candidate.get(key):  # chunks often carry an empty ``{}``
-                out.append(Meta(name, candidate[key]))
+        grounding = candidate.get("groundingMetadata")
+        if isinstance(grounding, dict) and grounding:  # chunks often carry an empty ``{}``
+            out.append(Meta("grounding", grounding))
+            out += _grounding_citations(grounding)
+        cited = candidate.get("citationMetadata")
+        sources = cited.get("citationSources") or cited.get("citations") if isinstance(cited, dict) else None
+        for source in sources if isinstance(sources, list) else ():
+            if isinstance(source, dict):
+                out.append(Citation(source, _str(source.get("uri")), _str(source.get("title"))))
         if candidate.get("finishMessage"):
             out.append(Meta("finish_message", candidate["finishMessage"]))
         if candidate.get("finishReason"):
@@ -158,14 +193,17 @@ class Gemini:
         if isinstance(text, str) and text:
             out.append(Delta(Channel.REASONING if part.get("thought") else Channel.ANSWER, text))
         call = part.get("functionCall")
+        call_index = None
         if isinstance(call, dict):
+            call_index = self._partial.index if self._partial is not None else self._calls
             self._function_call(call, out)
         for key, name in (("executableCode", "executable_code"),
                           ("codeExecutionResult", "code_execution_result")):
             if part.get(key) is not None:
                 out.append(Meta(name, part[key]))
-        if part.get("thoughtSignature"):
-            out.append(Meta("signature", part["thoughtSignature"]))
+        signature = part.get("thoughtSignature")
+        if isinstance(signature, str) and signature:
+            out.append(Signature(signature, call_index))
 
     def _function_call(self, call: dict, out: list[Record]) -> None:
         partial = self._partial

@@ -3,14 +3,15 @@
 Answer: ``choices[0].delta.content`` (a string, or Mistral's array of typed parts).
 Reasoning: ``reasoning_content`` (DeepSeek, vLLM, Z.ai), ``reasoning`` (OpenRouter, Groq) or
 ``reasoning_details`` (OpenRouter; it repeats ``reasoning``, so it is read only when that
-string is absent). Tool calls: ``delta.tool_calls`` pieces joined by ``index`` (pieces
+string is absent; its signatures and encrypted reasoning are ``signature`` and ``redacted``
+records). A refusal (``delta.refusal``) is its own channel. Tool calls: ``delta.tool_calls`` pieces joined by ``index`` (pieces
 without an index continue the latest call). Terminal event: ``data: [DONE]``. Errors: a
 top-level ``error`` in a data frame (alone, or inside a normal chunk), or ``event: error``.
 """
 
 from __future__ import annotations
 
-from ..model import Channel, Delta, Meta, Record, ToolCall, Usage
+from ..model import Channel, Delta, Meta, Record, Redacted, Signature, ToolCall, Usage
 
 
 def error_info(error) -> dict:
@@ -53,6 +54,15 @@ def _content(content, out: list[Record]) -> None:
                 text = item.get("text") if isinstance(item, dict) else None
                 if isinstance(text, str) and text:
                     out.append(Delta(Channel.REASONING, text))
+
+
+def _opaque(detail: dict, out: list[Record]) -> None:
+    """OpenRouter's ``reasoning_details``: a signature, or encrypted reasoning, to send back."""
+    index = detail.get("index") if isinstance(detail.get("index"), int) else None
+    if isinstance(detail.get("signature"), str) and detail["signature"]:
+        out.append(Signature(detail["signature"], index))
+    if detail.get("type") == "reasoning.encrypted" and isinstance(detail.get("data"), str) and detail["data"]:
+        out.append(Redacted(detail["data"], index))
 
 
 class OpenAIChat:
@@ -111,7 +121,11 @@ class OpenAIChat:
             out.append(Delta(Channel.REASONING, reasoning))
         _content(delta.get("content"), out)
         if isinstance(delta.get("refusal"), str) and delta["refusal"]:
-            out.append(Delta(Channel.ANSWER, delta["refusal"]))
+            out.append(Delta(Channel.REFUSAL, delta["refusal"]))
+        details = delta.get("reasoning_details")
+        for detail in details if isinstance(details, list) else ():
+            if isinstance(detail, dict):
+                _opaque(detail, out)
         calls = delta.get("tool_calls")
         for call in calls if isinstance(calls, list) else ():
             if not isinstance(call, dict):

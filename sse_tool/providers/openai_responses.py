@@ -4,13 +4,18 @@ Every event's JSON repeats its ``type``; this adapter keys on that, never on the
 name, because OpenRouter sends data-only frames (and appends ``data: [DONE]``, which is
 not this dialect's end and is ignored).
 
-Answer: ``response.output_text.delta`` and ``response.refusal.delta``. Reasoning:
-``response.reasoning_summary_text.delta`` (summaries) and ``response.reasoning_text.delta``
-(raw chain of thought). Tool calls: a ``function_call`` (or custom / MCP tool) item from
-``response.output_item.added`` starts a call whose index is the item's ``output_index``,
-and its argument deltas follow; a call whose arguments arrive only whole, on ``.done``, is
-emitted then. Citations (``response.output_text.annotation.added``) and built-in tool
-items (web search, code interpreter, ...) are ``Meta``.
+Answer: ``response.output_text.delta``; a refusal (``response.refusal.delta``) is its own
+channel. Reasoning: ``response.reasoning_summary_text.delta`` (summaries) and
+``response.reasoning_text.delta`` (raw chain of thought); each summary part after the first
+(``response.reasoning_summary_part.added``) starts with a ``part`` record, the blank line
+between paragraphs that the providers' own apps show. Tool calls: a ``function_call`` (or
+custom / MCP tool) item from ``response.output_item.added`` starts a call whose index is the
+item's ``output_index``, and its argument deltas follow; a call whose arguments arrive only
+whole, on ``.done``, is emitted then. Citations (``response.output_text.annotation.added``)
+are ``citation`` records. Built-in tools that OpenAI runs (web search, file search, code
+interpreter, image generation, MCP) report progress as ``response.<tool>.<status>`` events
+(``response.web_search_call.searching``): each is a ``tool_status`` record, and the item
+done is one more, with the whole item.
 
 Terminal events: ``response.completed`` (stop reason = the response's status),
 ``response.incomplete`` (= ``incomplete_details.reason``, e.g. ``max_output_tokens``) and
@@ -20,12 +25,12 @@ details nested (``{"error": {...}}``, as recorded) or flat (as the API reference
 
 from __future__ import annotations
 
-from ..model import Channel, Delta, Meta, Record, ToolCall, Usage
+from ..model import Channel, Citation, Delta, Meta, Part, Record, ToolCall, ToolStatus, Usage
 from .openai_chat import error_info
 
 _TEXT = {
     "response.output_text.delta": Channel.ANSWER,
-    "response.refusal.delta": Channel.ANSWER,
+    "response.refusal.delta": Channel.REFUSAL,
     "response.reasoning_summary_text.delta": Channel.REASONING,
     "response.reasoning_text.delta": Channel.REASONING,
 }
@@ -38,6 +43,13 @@ _ARGUMENT_DELTAS = (
     "response.mcp_call_arguments.delta",
 )
 _TERMINAL = ("response.completed", "response.incomplete", "response.failed")
+#: items of the tools OpenAI runs itself, whose progress streams as response.<item>.<status>
+_BUILT_IN = frozenset({
+    "web_search_call", "file_search_call", "code_interpreter_call", "image_generation_call",
+    "mcp_call", "mcp_list_tools", "computer_call", "local_shell_call",
+})
+#: fields of a progress event that say where it belongs, not what happened
+_PLACE = frozenset({"type", "sequence_number", "output_index", "item_id"})
 
 
 class OpenAIResponses:
@@ -57,6 +69,7 @@ class OpenAIResponses:
         self._calls: dict[str, int] = {}  # item id -> tool-call index
         self._streamed: set[int] = set()  # tool-call indexes that had argument deltas
         self._next_call = 0
+        self._reasoned = False  # reasoning text arrived: a new summary part is a new paragraph
 
     def feed(self, event: str, payload) -> list[Record]:
         if not isinstance(payload, dict):
@@ -65,24 +78,33 @@ class OpenAIResponses:
         channel = _TEXT.get(kind)
         if channel is not None:
             text = payload.get("delta")
-            return [Delta(channel, text)] if isinstance(text, str) and text else []
+            if not isinstance(text, str) or not text:
+                return []
+            if channel is Channel.REASONING:
+                self._reasoned = True
+            return [Delta(channel, text)]
         if kind in _ARGUMENT_DELTAS:
             return self._arguments(payload)
         out: list[Record] = []
-        if kind == "response.output_item.added":
+        if kind == "response.reasoning_summary_part.added":
+            if self._reasoned:
+                out.append(Part(Channel.REASONING))
+        elif kind == "response.output_item.added":
             self._item_added(payload, out)
         elif kind == "response.output_item.done":
             self._item_done(payload, out)
         elif kind == "response.output_text.annotation.added":
             annotation = payload.get("annotation")
-            if annotation is not None:
-                out.append(Meta("citation", annotation))
+            if isinstance(annotation, dict):
+                out.append(_citation(annotation))
         elif kind == "error" or event == "error":
             self._error(payload)
         elif isinstance(kind, str) and kind.startswith("response."):
             response = payload.get("response")
             if isinstance(response, dict):
                 self._response(kind, response, out)
+            else:
+                self._progress(kind, payload, out)
         return out
 
     # -- internals ----------------------------------------------------------------------
@@ -180,5 +202,27 @@ class OpenAIResponses:
                     out.append(ToolCall(index, item.get("call_id") or item_id, item.get("name"), arguments))
             elif not known:
                 out.append(ToolCall(index, item.get("call_id") or item_id, item.get("name")))
+        elif kind in _BUILT_IN:
+            status = item.get("status") if isinstance(item.get("status"), str) else "completed"
+            out.append(ToolStatus(_int(payload.get("output_index")), item.get("id"), kind, status, item))
         elif isinstance(kind, str) and kind.endswith("_call"):
-            out.append(Meta(kind, item))  # web_search_call, code_interpreter_call, ...
+            out.append(Meta(kind, item))  # a tool item this adapter does not know yet
+
+    def _progress(self, kind: str, payload: dict, out: list[Record]) -> None:
+        """``response.web_search_call.searching`` and the like: a built-in tool's progress."""
+        tool, _, status = kind[len("response."):].rpartition(".")
+        if tool not in _BUILT_IN or not status:
+            return
+        # what the event says beyond where it belongs (an image's partial data, ...)
+        extra = {k: v for k, v in payload.items() if k not in _PLACE} or None
+        out.append(ToolStatus(_int(payload.get("output_index")), payload.get("item_id"), tool, status, extra))
+
+
+def _int(value) -> int | None:
+    return value if isinstance(value, int) else None
+
+
+def _citation(annotation: dict) -> Citation:
+    """``url_citation`` (web search: ``url``, ``title``), ``file_citation`` (``filename``), ..."""
+    url, title = annotation.get("url"), annotation.get("title") or annotation.get("filename")
+    return Citation(annotation, url if isinstance(url, str) else None, title if isinstance(title, str) else None)

@@ -8,7 +8,7 @@ It knows no clock (times are passed in), no terminal and no file.
 
 from __future__ import annotations
 
-from ..model import Channel, Delta, End, Meta, Record, ToolCall, Transcript, Usage
+from ..model import Channel, Delta, End, Meta, Part, Record, ToolCall, Transcript, Usage
 
 
 class Draft:
@@ -38,8 +38,11 @@ class Draft:
                 if self.reasoning_started is None:
                     self.reasoning_started = now
                 self.reasoning_last = now
-            elif self.answer_started is None:
+            elif self.answer_started is None:  # the answer, or a refusal in its place
                 self.answer_started = now
+            return True
+        if isinstance(record, Part):
+            self.transcript.part(record)
             return True
         if isinstance(record, ToolCall):
             call = self._tools.setdefault(record.index, [None, None, []])
@@ -52,7 +55,7 @@ class Draft:
             self.usage = record.usage
         elif isinstance(record, Meta):
             self.meta[record.key] = record.value
-        return False
+        return False  # signatures, citations, server tool progress: not drawn
 
     def clear(self) -> None:
         """A retry: the attempt so far is void (usage and metadata come again)."""
@@ -67,6 +70,10 @@ class Draft:
     @property
     def reasoning(self) -> str:
         return self.transcript.text(Channel.REASONING)
+
+    @property
+    def refusal(self) -> str:
+        return self.transcript.text(Channel.REFUSAL)
 
     @property
     def has_content(self) -> bool:
@@ -100,6 +107,12 @@ class Draft:
             "meta": self.meta,
             "attempts": self.attempts,
         }
+        if self.refusal:
+            out["refusal"] = self.refusal
+        if end.tool_calls is not None:  # whether each call's arguments are whole JSON
+            complete = {c.get("index"): c.get("complete_json") for c in end.tool_calls if isinstance(c, dict)}
+            for call in out["tool_calls"]:
+                call["complete_json"] = complete.get(call["index"])
         if end.error is not None:
             out["error"] = end.error
         if end.detail is not None:

@@ -5,7 +5,8 @@ appending only the suffix not yet written, in whatever batches the painter paint
 colour, no cursor movement, nothing but answer text. The release policy decides how much
 may leave before the end. Reasoning goes to ``err`` (a callable taking str) only when asked:
 ``show`` streams it, ``collapse`` writes a one-line summary, ``hide`` (the default in a pipe)
-writes nothing. Tool calls get one line each on ``err`` at the end.
+writes nothing. Tool calls get one line each on ``err`` at the end, and so does a refusal
+(the model's reply in place of an answer: not answer text).
 
 What this view does not know: exit codes and status warnings (the command's edge says
 those), files (``persist``), time.
@@ -75,6 +76,8 @@ class PlainView:
             self.written = upto
         if complete and text and not text.endswith("\n"):
             self.out(b"\n")  # a text file ends with a newline
+        if draft.refusal:
+            self.err(f"the model refused: {draft.refusal}\n")
         for call in draft.tool_calls():
             self.err(tool_line(call) + "\n")
 

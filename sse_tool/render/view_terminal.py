@@ -64,10 +64,12 @@ class TerminalView:
         for call in draft.tool_calls():
             print_(Text("\u2699 " + tool_line(call), style="cyan", overflow="ellipsis", no_wrap=True))
         answer = draft.answer
+        if draft.refusal:
+            print_(Text(f"\u2298 the model refused: {draft.refusal}", style="bold yellow"))
         if end.status is Status.COMPLETE:
             if answer:
                 print_(_markdown(answer) if self.markdown else Text(answer))
-            elif not draft.tool_calls():
+            elif not draft.tool_calls() and not draft.refusal:
                 print_(Text("(the answer is empty)", style="dim"))
             if stopped_early(end.stop_reason):
                 print_(Text(f"\u26a0 the model stopped early: {end.stop_reason}", style="bold yellow"))
@@ -113,7 +115,8 @@ class TerminalView:
             if self.reasoning != "hide":
                 parts.append(self._tail(draft.reasoning[self._committed:], width, budget - 1, "dim"))
         elif draft.answer_started is not None:
-            parts.append(self._tail(draft.answer, width, budget, "", cursor=True))
+            shown = draft.answer or draft.refusal  # a refusal streams in the answer's place
+            parts.append(self._tail(shown, width, budget, "" if draft.answer else "yellow", cursor=True))
         parts += tools
         words = len(draft.answer.split()) if draft.answer_started is not None else 0
         parts.append(Text(f"\u2026 receiving (provisional) \u00b7 {words} words", style="dim"))

@@ -24,9 +24,9 @@ from . import ServeUsage
 from .faults import provider_for_host
 
 #: plain files a directory contributes (recordings are recognised by their first line)
-STREAM_SUFFIXES = (".sse", ".json", ".jsonl", ".ndjson")
+STREAM_SUFFIXES = (".sse", ".json", ".jsonl", ".ndjson", ".eventstream")
 CONTENT_TYPES = {"sse": "text/event-stream", "json-array": "application/json",
-                 "ndjson": "application/x-ndjson"}
+                 "ndjson": "application/x-ndjson", "aws-eventstream": "application/vnd.amazon.eventstream"}
 STREAM_HEADERS = [("Cache-Control", "no-cache"), ("X-Accel-Buffering", "no")]
 # Recorded headers a replay must not resend: the body is stored decoded and is re-framed
 # by the server, which also sets its own date and connection handling.
@@ -45,7 +45,8 @@ class Stream:
 
     @property
     def kind(self) -> str:
-        """``recording``, or the plain file's framing: ``sse``, ``json-array``, ``ndjson``."""
+        """``recording``, or the plain file's framing: ``sse``, ``json-array``, ``ndjson``,
+        ``aws-eventstream``."""
         if self.recording is not None:
             return "recording"
         return sniff(self.data[:4096], final=True)

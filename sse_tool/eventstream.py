@@ -1,0 +1,242 @@
+"""AWS event-stream bytes (``application/vnd.amazon.eventstream``) to events, one per message.
+
+Amazon Bedrock's ``ConverseStream`` and ``InvokeModelWithResponseStream`` answer in this
+binary framing, not SSE. Each message is::
+
+    total length (u32) | headers length (u32) | prelude CRC32 (u32)
+    headers | payload | message CRC32 (u32)
+
+all big-endian; the prelude CRC covers the two lengths, the message CRC everything before
+it. A header is a name (u8 length, UTF-8), a type byte and a typed value (booleans,
+integers, byte arrays, strings, timestamps, UUIDs). CRCs are CRC32 as zlib computes it.
+
+Theory of operation. ``EventStreamParser.feed(chunk)`` returns the messages that the chunk
+completes, each as an ``EventMessage``: it reads like an ``SseEvent`` (``event``, ``data``,
+``offset``, ``end``) so the stages after the framer need nothing new, and carries the
+headers too. ``event`` is the ``:event-type`` header of an event message; an exception
+message is named ``exception:`` + its ``:exception-type`` and an error message
+``error:`` + its ``:error-code``, so a failure is visible in the name, as SSE's
+``event: error`` is. ``data`` is the payload read as UTF-8 (Bedrock's payloads are JSON).
+
+Cost is linear whatever the chunking. Bytes of an unfinished message are kept as a list of
+pieces with their count, and joined once, when the count reaches what the current step
+needs (the 12 bytes of a prelude, then the whole message): one byte at a time, a message
+is joined twice. A chunk holding many messages is read in place through offsets, and only
+its unfinished tail is kept. Memory is bounded by the largest message: a prelude is
+checked as soon as its 12 bytes are there, so a length past ``max_event_size`` is refused
+(``EventTooLarge``) before its bytes are waited for, let alone stored.
+
+A stream repeats a few header sections (Bedrock's differ only in ``:event-type``): each
+section is parsed once and its headers shared by the messages that carry it, so a
+message's ``headers`` must be read, not changed.
+
+A bad prelude CRC, bad lengths, a bad message CRC or malformed headers are ``BadInput``
+with the message's offset, raised after the messages completed before it are handed out
+(as the other framers do). Input ending inside a message is truncation: ``close()``
+reports it, and that message, which never arrived whole, is not emitted.
+"""
+
+from __future__ import annotations
+
+import struct
+from binascii import b2a_base64
+from typing import NamedTuple
+from zlib import crc32
+
+from .errors import BadInput, EventTooLarge
+from .sse import DEFAULT_MAX_EVENT_SIZE, FrameEnd
+
+PRELUDE = 12  # total length, headers length, prelude CRC
+MIN_MESSAGE = PRELUDE + 4  # no headers, no payload: the prelude and the message CRC
+
+_PRELUDE = struct.Struct(">III")
+_U32 = struct.Struct(">I")
+_U16 = struct.Struct(">H")
+#: fixed-size header value types: type byte -> (struct, size)
+_FIXED = {2: struct.Struct(">b"), 3: struct.Struct(">h"), 4: struct.Struct(">i"),
+          5: struct.Struct(">q"), 8: struct.Struct(">q")}
+
+
+class EventMessage(NamedTuple):
+    """One message. The first six fields read as ``SseEvent``'s do (``id``/``retry`` are
+    always None: the framing has neither), ``headers`` holds every header as JSON values."""
+
+    event: str
+    data: str
+    id: str | None = None
+    retry: int | None = None
+    #: byte offset of the message in the input, and just past its message CRC
+    offset: int = 0
+    end: int = 0
+    headers: dict | None = None
+
+
+def looks_like_prelude(head: bytes) -> bool:
+    """Whether ``head`` (at least 12 bytes) starts with an event-stream prelude: its CRC
+    matches and its lengths fit together. Text never passes: it would need a CRC match."""
+    total, headers, crc = _PRELUDE.unpack_from(head)
+    return crc32(head[:8]) == crc and total >= MIN_MESSAGE and headers <= total - MIN_MESSAGE
+
+
+def event_name(headers: dict) -> str:
+    """The event's name from its headers (see the module's docstring)."""
+    kind = headers.get(":message-type", "event")
+    if kind == "exception":
+        return f"exception:{headers.get(':exception-type', '')}"
+    if kind == "error":
+        return f"error:{headers.get(':error-code', '')}"
+    name = headers.get(":event-type")
+    return name if isinstance(name, str) and name else "message"
+
+
+def parse_headers(raw: bytes, offset: int = 0) -> dict:
+    """A message's header section as ``{name: value}``; ``BadInput`` at ``offset`` if malformed.
+
+    Byte arrays become base64 text, timestamps integers (milliseconds since the epoch) and
+    UUIDs their usual text form, so every value is JSON.
+    """
+    headers: dict = {}
+    i, n = 0, len(raw)
+    try:
+        while i < n:
+            size = raw[i]
+            name = raw[i + 1 : i + 1 + size].decode("utf-8")
+            i += 1 + size
+            kind = raw[i]
+            i += 1
+            if kind <= 1:
+                value = kind == 0
+            elif kind in _FIXED:
+                fixed = _FIXED[kind]
+                value = fixed.unpack_from(raw, i)[0]
+                i += fixed.size
+            elif kind in (6, 7):
+                length = _U16.unpack_from(raw, i)[0]
+                chunk = raw[i + 2 : i + 2 + length]
+                if len(chunk) < length:
+                    raise IndexError
+                value = chunk.decode("utf-8") if kind == 7 else b2a_base64(chunk, newline=False).decode()
+                i += 2 + length
+            elif kind == 9:
+                if i + 16 > n:
+                    raise IndexError
+                import uuid  # rare: not worth its import time at start-up
+
+                value = str(uuid.UUID(bytes=bytes(raw[i : i + 16])))
+                i += 16
+            else:
+                raise BadInput(f"unknown header value type {kind} in header {name!r}", offset)
+            if not name or i > n:
+                raise IndexError
+            if name in headers:
+                raise BadInput(f"header {name!r} appears twice in one message", offset)
+            headers[name] = value
+    except (IndexError, struct.error):
+        raise BadInput("malformed event-stream headers (a header runs past its section)", offset) from None
+    except UnicodeDecodeError:
+        raise BadInput("an event-stream header name or string is not UTF-8", offset) from None
+    return headers
+
+
+class EventStreamParser:
+    """Incremental AWS event-stream framer: ``feed(bytes) -> list[EventMessage]``, ``close()``."""
+
+    def __init__(self, *, max_event_size: int = DEFAULT_MAX_EVENT_SIZE) -> None:
+        self.max_event_size = max_event_size
+        self._pending: list[bytes] = []  # the unfinished message, as pieces
+        self._have = 0  # their bytes
+        self._need = PRELUDE  # bytes the next step needs: a prelude, then the whole message
+        self._pos = 0  # input offset where the pending bytes start
+        self._error: BadInput | None = None
+        #: raw header section -> (headers, event name): a stream repeats a few
+        self._sections: dict[bytes, tuple[dict, str]] = {}
+
+    def feed(self, chunk: bytes) -> list[EventMessage]:
+        if self._error is not None:
+            raise self._error
+        if not chunk:
+            return []
+        if self._have + len(chunk) < self._need:  # most small chunks: keep the piece
+            self._pending.append(chunk)
+            self._have += len(chunk)
+            return []
+        if self._pending:
+            self._pending.append(chunk)
+            chunk = b"".join(self._pending)
+            self._pending.clear()
+        out: list[EventMessage] = []
+        try:
+            i = self._messages(chunk, out)
+        except BadInput as exc:
+            # Messages before the fault are good data: hand them out, fail on the next call.
+            self._error = exc
+            self._have = 0
+            if out:
+                return out
+            raise
+        if i < len(chunk):
+            self._pending.append(chunk[i:])
+        self._have = len(chunk) - i
+        return out
+
+    def close(self) -> FrameEnd:
+        """End of input: whether it stopped inside a message (which is not emitted)."""
+        if self._error is not None:
+            raise self._error
+        if not self._have:
+            return FrameEnd(None, self._pos)
+        if self._need == PRELUDE:
+            why = f"input ended inside a message prelude ({self._have} of its {PRELUDE} bytes)"
+        else:
+            why = f"input ended inside a message ({self._have} of its {self._need} bytes)"
+        return FrameEnd(why, self._pos)
+
+    # -- internals ----------------------------------------------------------------------
+
+    def _messages(self, buf: bytes, out: list) -> int:
+        """Read the messages ``buf`` completes into ``out``; return where the rest starts."""
+        view = memoryview(buf)
+        i, n, pos = 0, len(buf), self._pos
+        try:
+            while n - i >= PRELUDE:
+                total, header_size, crc = _PRELUDE.unpack_from(buf, i)
+                if crc32(view[i : i + 8]) != crc:
+                    raise BadInput(
+                        f"not an AWS event stream: prelude CRC mismatch (0x{crc:08x} sent, "
+                        f"0x{crc32(view[i : i + 8]):08x} computed)", pos,
+                    )
+                if total < MIN_MESSAGE or header_size > total - MIN_MESSAGE:
+                    raise BadInput(
+                        f"invalid event-stream message: {header_size} bytes of headers "
+                        f"in a message of {total}", pos,
+                    )
+                if total > self.max_event_size:  # refused before its bytes are awaited
+                    raise EventTooLarge(self.max_event_size, pos)
+                if n - i < total:
+                    self._need = total
+                    return i
+                end = i + total - 4
+                sent = _U32.unpack_from(buf, end)[0]
+                if crc32(view[i:end]) != sent:
+                    raise BadInput(
+                        f"event-stream message CRC mismatch (0x{sent:08x} sent, "
+                        f"0x{crc32(view[i:end]):08x} computed)", pos,
+                    )
+                body = i + PRELUDE + header_size
+                raw = buf[i + PRELUDE : body]
+                known = self._sections.get(raw)
+                if known is None:
+                    headers = parse_headers(raw, pos)
+                    known = (headers, event_name(headers))
+                    if len(self._sections) < 256:  # bounded: a hostile stream may vary every one
+                        self._sections[raw] = known
+                out.append(EventMessage(
+                    known[1], str(buf[body:end], "utf-8", "replace"), None, None,
+                    pos, pos + total, known[0],
+                ))
+                i += total
+                pos += total
+            self._need = PRELUDE
+            return i
+        finally:
+            self._pos = pos
