@@ -95,12 +95,18 @@ _FIELDS = (b"data", b"event", b"id", b"retry")
 _RESET = (b": " + RESET_COMMENT.encode(), b":" + RESET_COMMENT.encode())
 
 
+def _lines_end(buf: bytes, start: int, end: int) -> int:
+    """Where the complete lines of ``buf[start:end]`` end. Line regexes are only run up to
+    there: on an unterminated line ``_LINE`` would retry from every position (quadratic)."""
+    return max(buf.rfind(b"\n", start, end), buf.rfind(b"\r", start, end), start - 1) + 1
+
+
 def unfinished(buf: bytes, start: int) -> int:
     """Where the unfinished event (or line) after ``start`` begins: the first line after the
     last blank line, or the unterminated last line."""
     begin = None
     last = start
-    for m in _LINE.finditer(buf, start):
+    for m in _LINE.finditer(buf, start, _lines_end(buf, start, len(buf))):
         last = m.end()
         if not m.group(1):
             begin = None
@@ -183,7 +189,7 @@ class LineEnds:
         return []  # a CR ending the input may be half a CRLF: it is not judged
 
     def _locate(self, chunk: bytes, start: int, end: int, pos: int) -> None:
-        for m in _LINE.finditer(chunk, start, end):
+        for m in _LINE.finditer(chunk, start, _lines_end(chunk, start, end)):
             self._saw(_KIND[m.group(2)], pos + m.start(2))
             if self._lone_cr is not None and self._mixed is not None:
                 return
@@ -268,7 +274,7 @@ class Blocks:
 
     def _gap(self, buf: bytes, base: int, g: int, s: int, index: int, out: list[Finding],
              after_event: bool, tail: bool = False) -> None:
-        lines = list(_LINE.finditer(buf, g, s))
+        lines = list(_LINE.finditer(buf, g, _lines_end(buf, g, s)))
         if after_event and lines and not lines[0].group(1):
             lines = lines[1:]  # the blank line that dispatched the previous event
         block: list = []
