@@ -8,8 +8,10 @@ and one per provider dialect.
 
 from __future__ import annotations
 
+# The families register their rules on import, in this order (the order of the listing).
+from . import stream, sse, http, openai_chat, openai_responses, anthropic, gemini  # noqa: F401, I001
+from . import vertex_search, ollama, cohere  # noqa: F401
 from .core import FAMILIES, Checker, check, check_recording
-from .http import CACHE_CONTROL  # noqa: F401  (registers the http rules)
 from .rules import RULES, Finding, Rule, Severity
 
 __all__ = ["FAMILIES", "RULES", "Checker", "Finding", "Rule", "Severity", "check", "check_recording"]

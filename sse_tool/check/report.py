@@ -122,7 +122,7 @@ def table(console, name: str, findings: list[Finding], about: str, tally: dict, 
     if left_out:
         title += f" ({left_out} not shown: --max-per-rule)"
     if not findings:
-        console.print(Text(title))
+        console.print(Text(title), soft_wrap=True)
         return
     from rich import box
 
@@ -138,13 +138,32 @@ def table(console, name: str, findings: list[Finding], about: str, tally: dict, 
 
 
 def rules_table(console) -> None:
+    from rich import box
     from rich.table import Table
     from rich.text import Text
 
-    grid = Table(title=f"{len(RULES)} rules", title_justify="left", show_lines=True)
-    for column in ("rule", "severity", "what", "breaks"):
-        grid.add_column(column, overflow="fold")
+    grid = Table(title=f"{len(RULES)} rules", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
+                 show_lines=True)
+    grid.add_column("rule", no_wrap=True)
+    grid.add_column("severity", no_wrap=True)
+    grid.add_column("what", overflow="fold")
     for r in RULES.values():
-        grid.add_row(r.id + (" (truncation)" if r.truncation else ""),
-                     Text(r.severity.label, style=_STYLE[r.severity]), r.summary, "; ".join(r.breaks))
+        what = Text(r.summary + (" (truncation)" if r.truncation else ""), style="bold")
+        what.append("\n" + r.rationale)
+        if r.breaks:
+            what.append("\nbreaks: " + "; ".join(r.breaks), style="italic")
+        grid.add_row(r.id, Text(r.severity.label, style=_STYLE[r.severity]), what)
     console.print(grid)
+
+
+def rules_markdown() -> str:
+    """The rule list as a Markdown table (the README's)."""
+    rows = ["| rule | severity | what, and why | breaks |", "|---|---|---|---|"]
+    for r in RULES.values():
+        what = f"**{r.summary}**" + (" (truncation)" if r.truncation else "") + ". " + r.rationale
+        rows.append(f"| `{r.id}` | {r.severity.label} | {_md(what)} | {_md('; '.join(r.breaks))} |")
+    return "\n".join(rows) + "\n"
+
+
+def _md(text: str) -> str:
+    return text.replace("|", "\\|")
