@@ -98,6 +98,9 @@ class Rules:
             return
         at = event.offset
         kind = payload.get("type")
+        if kind == "content_block_delta" and event.event == kind and self._started:  # most events
+            self._block_delta(payload, at, index, out)
+            return
         if event.event != kind:
             named = "no event: line" if event.event == "message" else f"event: {event.event}"
             out.append(EVENT_NAME.at(at, index, f"{named} for a {kind!r} payload"))

@@ -26,10 +26,13 @@ order of their offsets, each with its line number (LF counted once per byte).
 
 from __future__ import annotations
 
+from orjson import JSONDecodeError
+from orjson import loads as _loads
+
 from ..errors import BadInput, EventTooLarge
 from ..framing import AutoFramer, make_framer
 from ..providers import PROVIDERS, recognise
-from ..sse import DEFAULT_MAX_EVENT_SIZE, SseComment
+from ..sse import DEFAULT_MAX_EVENT_SIZE, SseComment, SseEvent
 from . import anthropic, cohere, gemini, ollama, openai_chat, openai_responses, vertex_search
 from .rules import Finding
 from .sse import MISSING_BLANK_LINE, Blocks, LineEnds, unfinished
@@ -181,6 +184,10 @@ class Checker:
         self._base = keep
 
     def _process(self, items: list, out: list[Finding]) -> None:
+        # Most batches are events of the usual shape, which sse.Blocks proves in one go.
+        plain = (self.framing == "sse" and self.provider is not None and len(items) > 1
+                 and all(type(item) is SseEvent for item in items)
+                 and self._blocks.plain_run(self._buf, self._base, self._gap, items))
         for item in items:
             if type(item) is SseComment:  # the reset marker: a new attempt starts
                 if self.provider is not None and self._adapter is not None:
@@ -204,12 +211,15 @@ class Checker:
                 for h in held:
                     self._check(*h, out)
                 continue
-            self._check(index, item, gap, out)
+            self._check(index, item, gap, out, plain)
 
-    def _check(self, index: int, event, gap: int, out: list[Finding]) -> None:
-        out += self._release(event.end, index)
+    def _check(self, index: int, event, gap: int, out: list[Finding], plain: bool = False) -> None:
+        if self._queue:
+            out += self._release(event.end, index)
         buf, base = self._buf, self._base
-        if self.framing == "sse":
+        if plain:
+            pass
+        elif self.framing == "sse":
             self._blocks.event(buf, base, gap, event, index, out)
         elif self.framing == "ndjson":
             end = event.end - base
@@ -218,9 +228,15 @@ class Checker:
                 out.append(long_line(length, event.offset, index))
         if self.provider is None:
             return
-        data = payload(event.data, self.provider, event.offset, index, out)
-        if data is NOT_JSON:
-            return
+        text = event.data
+        try:  # the usual case, a JSON object, without the call; payload() says what else
+            data = _loads(text) if text[:1] == "{" else None
+        except JSONDecodeError:
+            data = None
+        if type(data) is not dict:
+            data = payload(text, self.provider, event.offset, index, out)
+            if data is NOT_JSON:
+                return
         adapter = self._adapter
         if adapter.terminal and self.provider not in _OWN_END_RULES and not (
                 data == "[DONE]" and self.provider == "openai-responses"):

@@ -244,6 +244,30 @@ class Blocks:
         elif self.data_lines_only is not None and buf[s] != 100:  # "event: E" + "data: D"
             self._lines(buf, base, s, e, index, out)
 
+    def plain_run(self, buf: bytes, base: int, gap: int, events: list) -> bool:
+        """Whether every event of ``events`` (consecutive, the first one's bytes starting at
+        ``gap``) is one ``data: D`` line after an optional ``event: E`` line, each after one
+        blank line, all with LF line ends and shorter than 64 KiB: then nothing in them can
+        be a finding, and counting the region's lines in C proves it. (The lines are data,
+        event or blank lines; one data line an event and one blank line before each, so the
+        counts add up only if no line is of any other kind.)"""
+        if not self._started:
+            return False  # the first event: a BOM, lines before it
+        g, end = gap - base, events[-1].end - base
+        if buf.find(b"\r", g, end) >= 0:
+            return False
+        n = len(events)
+        data = buf.count(b"\ndata: ", g, end)
+        named = buf.count(b"\nevent: ", g, end)
+        if data != n or named and self.data_lines_only is not None:
+            return False
+        if buf.count(b"\n", g, end) != 2 * n + named:
+            return False
+        for ev in events:
+            if ev.end - ev.offset > _64K:
+                return False
+        return True
+
     def tail(self, buf: bytes, base: int, gap: int, index: int, out: list[Finding]) -> None:
         """At the end of input: the complete blocks after the last event (a block left
         without its blank line is the truncation, reported as such)."""
