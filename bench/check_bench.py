@@ -10,8 +10,9 @@ this measures, interleaved so that both see the same load:
 * as processes: ``sse-tool check --format json`` against ``sse-tool normalize`` (file on
   stdin, output to a file, start-up included).
 
-Each figure is the best of ``--repeat`` runs; the ratio is check's time over normalize's
-(the target: at most 2). Generate the corpus first (it stays out of git):
+Times are CPU time (the process's own, or its child's: user + system), which a shared
+machine's load disturbs far less than wall time; each figure is the best of ``--repeat``
+runs, and the ratio is check's time over normalize's (the target: at most 2). Generate the corpus first (it stays out of git):
 
     python3 bench/make_corpus.py --out /tmp/sse-corpus
     .venv/bin/python bench/check_bench.py --corpus /tmp/sse-corpus
@@ -21,10 +22,10 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 from installed import sse_tool_command
@@ -64,15 +65,21 @@ def as_process(stage: list[str], path: Path, ok: tuple[int, ...] = (0,)) -> int:
         return sum(1 for _ in out)
 
 
+def cpu() -> float:
+    """CPU seconds used so far by this process and its finished children."""
+    me, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
+
+
 def interleaved(repeat: int, runs: dict) -> dict:
-    """name -> (best seconds, count): each round runs every contender once, in turn."""
+    """name -> (best CPU seconds, count): each round runs every contender once, in turn."""
     times: dict = {name: [] for name in runs}
     counts: dict = {}
     for _ in range(repeat):
         for name, run in runs.items():
-            start = time.perf_counter()
+            start = cpu()
             counts[name] = run()
-            times[name].append(time.perf_counter() - start)
+            times[name].append(cpu() - start)
     return {name: (min(times[name]), counts[name]) for name in runs}
 
 

@@ -291,15 +291,16 @@ class Checker:
         offset, line = self._lines
         buf, base = self._buf, self._base
         done = []
-        for f in out:
-            at = f.offset
+        for rule, at, event, message, _ in out:
             if at > offset:
-                start = max(offset - base, 0)
-                line += buf.count(b"\n", start, at - base)
+                line += buf.count(b"\n", max(offset - base, 0), at - base)
                 offset = at
-            done.append(f._replace(line=line))
+            done.append(_new(Finding, (rule, at, event, message, line)))
         self._lines = (offset, line)
         return done
+
+
+_new = tuple.__new__  # builds a Finding without the keyword-handling __new__
 
 
 def _offset(f: Finding) -> int:

@@ -17,6 +17,7 @@ may be half of a CRLF cut in two.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from ..decode import BOM
 from ..sse import RESET_COMMENT
@@ -101,6 +102,21 @@ def _lines_end(buf: bytes, start: int, end: int) -> int:
     return max(buf.rfind(b"\n", start, end), buf.rfind(b"\r", start, end), start - 1) + 1
 
 
+def _split(buf: bytes, start: int, end: int) -> list[tuple[bytes, int, int]]:
+    """(line, start, end) for each complete line of ``buf[start:end]`` (end includes its
+    line end); one C split when there is no CR, the line regex otherwise."""
+    end = _lines_end(buf, start, end)
+    if buf.find(b"\r", start, end) < 0:
+        out = []
+        pos = start
+        for line in buf[start:end].split(b"\n")[:-1]:
+            stop = pos + len(line) + 1
+            out.append((line, pos, stop))
+            pos = stop
+        return out
+    return [(m.group(1), m.start(), m.end()) for m in _LINE.finditer(buf, start, end)]
+
+
 def unfinished(buf: bytes, start: int) -> int:
     """Where the unfinished event (or line) after ``start`` begins: the first line after the
     last blank line, or the unterminated last line."""
@@ -118,11 +134,12 @@ def unfinished(buf: bytes, start: int) -> int:
 def _after_reset(block: list) -> list:
     """The lines of a block after the reset marker (all of them, without one)."""
     for i in range(len(block) - 1, -1, -1):
-        if block[i].group(1) in _RESET:
+        if block[i][0] in _RESET:
             return block[i + 1:]
     return block
 
 
+@lru_cache(maxsize=256)  # a stream repeats its few wrong names
 def _suggest(name: bytes) -> str:
     """' (data?)' for a field name one edit away from a real one, or a different case."""
     for field in _FIELDS:
@@ -298,34 +315,34 @@ class Blocks:
 
     def _gap(self, buf: bytes, base: int, g: int, s: int, index: int, out: list[Finding],
              after_event: bool, tail: bool = False) -> None:
-        lines = list(_LINE.finditer(buf, g, _lines_end(buf, g, s)))
-        if after_event and lines and not lines[0].group(1):
+        lines = _split(buf, g, s)
+        if after_event and lines and not lines[0][0]:
             lines = lines[1:]  # the blank line that dispatched the previous event
         block: list = []
-        for m in lines:
-            if m.group(1):
-                block.append(m)
+        for t in lines:
+            if t[0]:
+                block.append(t)
                 continue
             if block:
                 self._block(block, base, index, out)
                 block = []
             elif self._sticky_id:
-                out.append(BLANK_AFTER_ID.at(base + m.start(), index,
+                out.append(BLANK_AFTER_ID.at(base + t[1], index,
                                              "a blank line that ends no event, after an id: was set"))
         if block and not tail:  # lines of the event's own block, before its first field
-            for m in _after_reset(block):
-                self._line(m, base, index, out)
+            for t in _after_reset(block):
+                self._line(t, base, index, out)
 
     def _block(self, block: list, base: int, index: int, out: list[Finding]) -> None:
         block = _after_reset(block)
         if not block:  # only the marker (and the cut attempt's lines): sse-tool's, not the server's
             return
         fields = []
-        for m in block:
-            name = self._line(m, base, index, out)
+        for t in block:
+            name = self._line(t, base, index, out)
             if name is not None:
                 fields.append(name)
-        start = base + block[0].start()
+        start = base + block[0][1]
         if not fields:
             note = ", after an id: was set (openai-python dispatches it)" if self._sticky_id else ""
             out.append(COMMENT_ONLY_BLOCK.at(start, index, f"a block of only comment lines{note}"))
@@ -335,19 +352,19 @@ class Blocks:
 
     def _lines(self, buf: bytes, base: int, s: int, e: int, index: int, out: list[Finding]) -> None:
         data_lines = 0
-        for m in _LINE.finditer(buf, s, e):
-            name = self._line(m, base, index, out)
+        for t in _split(buf, s, e):
+            name = self._line(t, base, index, out)
             if name == b"data":
                 data_lines += 1
                 if data_lines == 2 and self.data_lines_only is not None:
                     out.append(self.data_lines_only.at(
-                        base + m.start(), index, "an event of several data lines (each line is read as one JSON document)"))
+                        base + t[1], index, "an event of several data lines (each line is read as one JSON document)"))
 
-    def _line(self, m, base: int, index: int, out: list[Finding]) -> bytes | None:
-        """Judge one line; return its field name (None for a comment)."""
-        line = m.group(1)
-        offset = base + m.start()
-        length = m.end() - m.start()
+    def _line(self, t: tuple, base: int, index: int, out: list[Finding]) -> bytes | None:
+        """Judge one line (content, start, end); return its field name (None for a comment)."""
+        line, start, end = t
+        offset = base + start
+        length = end - start
         if length > _64K:
             out.append(long_line(length, offset, index))
         if line[0] == 0x3A:  # ":" comment
