@@ -220,3 +220,15 @@ def test_check_reads_fetch_output_in_a_pipe():
     assert lines[-1] == "status 0 10"
     assert [json.loads(line)["rule"] for line in lines[:-1]] == ["sse.missing-final-blank-line",
                                                                  "stream.no-terminal-event"]
+
+
+def test_the_shell_completes_check_and_the_values_of_its_options():
+    from .test_cli_unix import complete
+
+    def words(line: str) -> list[str]:
+        return complete("bash", COMP_WORDS=line, COMP_CWORD=str(len(line.split(" ")) - 1)).stdout.split()
+
+    assert "check" in words("sse-tool ")
+    assert words("sse-tool check --format ") == ["table", "json", "sarif", "github"]
+    assert words("sse-tool check --fail-on ") == ["error", "warning", "note", "never"]
+    assert "--max-per-rule" in words("sse-tool check --max")

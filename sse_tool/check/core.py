@@ -97,7 +97,9 @@ class Checker:
             items = self._break(exc)
         self._pending.append(chunk)
         out += self._scan_line_ends(chunk)
-        self._queue += out
+        if out:  # the queue stays in offset order (a NUL is found before a bad byte before it)
+            self._queue += out
+            self._queue.sort(key=_offset)
         out = []
         if items:
             self._take()
@@ -127,6 +129,8 @@ class Checker:
         index = self.events
         if self.framing == "sse" and self._broken is None:
             self._blocks.tail(self._buf, self._base, self._gap, index, out)
+        if self._broken is not None:  # what follows the break was not read: nothing is said of it
+            self._queue = [f for f in self._queue if f.offset < self._broken.offset]
         out += self._release(None, index)
         out += self._ending(end, index)
         return self._emit(out)

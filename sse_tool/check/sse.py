@@ -200,6 +200,8 @@ class LineEnds:
             if (lone_cr and self._lone_cr is None) or (self._mixed is None and (
                     len(kinds) > 1 or self._first is not None and kinds != {self._first})):
                 self._locate(chunk, start, end, pos)
+            elif self._first is None and kinds:  # one kind: the first line end's
+                self._first = kinds.pop()
         return self._findings(before)
 
     def close(self) -> list[Finding]:
