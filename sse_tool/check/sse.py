@@ -365,10 +365,15 @@ class Blocks:
     def _line(self, t: tuple, base: int, index: int, out: list[Finding]) -> bytes | None:
         """Judge one line (content, start, end); return its field name (None for a comment)."""
         line, start, end = t
+        if end - start > _64K:
+            out.append(long_line(end - start, base + start, index))
+        strict = self.data_lines_only
+        if strict is None:  # the usual lines, with nothing to say about them
+            if line.startswith(b"data: "):
+                return b"data"
+            if line.startswith(b"event: "):
+                return b"event"
         offset = base + start
-        length = end - start
-        if length > _64K:
-            out.append(long_line(length, offset, index))
         if line[0] == 0x3A:  # ":" comment
             if self.data_lines_only is not None:
                 out.append(self.data_lines_only.at(offset, index, "a comment line"))
@@ -376,7 +381,6 @@ class Blocks:
         name, colon, value = line.partition(b":")
         if value[:1] == b" ":
             value = value[1:]
-        strict = self.data_lines_only
         if name == b"data":
             if strict is not None and not line.startswith(b"data: "):
                 out.append(strict.at(offset, index, "a data line without the space after the colon"))
