@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import orjson
 
-from .rules import ERROR, Finding, rule
+from .rules import ERROR, Finding, key, rule
 
 MESSAGE_START = rule(
     "anthropic.message-start", ERROR, "message_start missing, late or repeated",
@@ -153,7 +153,7 @@ class Rules:
         self._open[number] = (kind, [])
 
     def _block_delta(self, payload: dict, at: int, index: int, out: list[Finding]) -> None:
-        number = payload.get("index")
+        number = key(payload.get("index"))
         block = self._open.get(number)
         if block is None:
             out.append(BLOCK_UNPAIRED.at(at, index, f"content_block_delta for block {number!r}, which is not open"))
@@ -167,7 +167,7 @@ class Rules:
             block[1].append(delta["partial_json"])
 
     def _stop(self, payload: dict, at: int, index: int, out: list[Finding]) -> None:
-        number = payload.get("index")
+        number = key(payload.get("index"))
         block = self._open.pop(number, None)
         if block is None:
             out.append(BLOCK_UNPAIRED.at(at, index, f"content_block_stop for block {number!r}, which is not open"))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import orjson
 
-from .rules import ERROR, Finding, rule
+from .rules import ERROR, Finding, key, rule
 
 MESSAGE_START = rule(
     "cohere.message-start", ERROR, "message-start missing, late or repeated",
@@ -75,7 +75,7 @@ class Rules:
         if kind in _BLOCKS:
             self._block(kind, payload, at, index, out)
         elif kind == "message-end":
-            for block, number in sorted(self._open):
+            for block, number in sorted(self._open, key=str):
                 out.append(BLOCK_UNPAIRED.at(at, index, f"{block} {number} still open at message-end"))
             self._open.clear()
 
@@ -84,24 +84,24 @@ class Rules:
 
     def _block(self, kind: str, payload: dict, at: int, index: int, out: list[Finding]) -> None:
         block, step = _BLOCKS[kind]
-        key = (block, payload.get("index"))
+        slot = (block, key(payload.get("index")))
         if step == "start":
-            if key in self._open:
-                out.append(BLOCK_UNPAIRED.at(at, index, f"{block} {key[1]!r} started again before its end"))
-            self._open[key] = [_arguments(payload)]
+            if slot in self._open:
+                out.append(BLOCK_UNPAIRED.at(at, index, f"{block} {slot[1]!r} started again before its end"))
+            self._open[slot] = [_arguments(payload)]
             return
-        pieces = self._open.get(key)
+        pieces = self._open.get(slot)
         if pieces is None:
-            out.append(BLOCK_UNPAIRED.at(at, index, f"{kind} for {block} {key[1]!r}, which is not open"))
+            out.append(BLOCK_UNPAIRED.at(at, index, f"{kind} for {block} {slot[1]!r}, which is not open"))
             return
         if step == "delta":
             pieces.append(_arguments(payload))
             return
-        del self._open[key]
+        del self._open[slot]
         text = "".join(pieces)
         if block == "tool call":
             try:
                 orjson.loads(text)
             except orjson.JSONDecodeError as exc:
                 what = "are empty" if not text else f"are not JSON ({exc})"
-                out.append(TOOL_ARGUMENTS.at(at, index, f"the arguments of tool call {key[1]!r} {what}"))
+                out.append(TOOL_ARGUMENTS.at(at, index, f"the arguments of tool call {slot[1]!r} {what}"))

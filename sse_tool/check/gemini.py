@@ -9,7 +9,7 @@ counts so far, so the output counts never go down; errors are
 
 from __future__ import annotations
 
-from .rules import ERROR, WARNING, Finding, rule
+from .rules import ERROR, WARNING, Finding, key, rule
 
 NON_DATA_LINE = rule(
     "gemini.non-data-line", WARNING, "an SSE line other than one 'data: ' line per event",
@@ -67,7 +67,7 @@ class Rules:
         for candidate in candidates if isinstance(candidates, list) else ():
             if not isinstance(candidate, dict):
                 continue
-            number = candidate.get("index", 0)
+            number = key(candidate.get("index", 0))
             numbers.append(number)
             if number in self._finished:
                 out.append(AFTER_FINISH.at(at, index, f"candidate {number} again after finishReason "

@@ -10,7 +10,7 @@ names the JSON ``type``. One terminal event ends the stream (``stream.after-term
 
 from __future__ import annotations
 
-from .rules import ERROR, Finding, rule
+from .rules import ERROR, Finding, key, rule
 
 SEQUENCE = rule(
     "responses.sequence-number", ERROR, "sequence_number not counting up from 0",
@@ -107,18 +107,18 @@ class Rules:
         if kind == "response.output_item.added":
             item = payload.get("item")
             if isinstance(item, dict) and item.get("id") is not None:
-                self._items.add(item["id"])
+                self._items.add(key(item["id"]))
             if payload.get("output_index") is not None:
-                self._indexes.add(payload["output_index"])
+                self._indexes.add(key(payload["output_index"]))
             return
-        item_id = payload.get("item_id")
+        item_id = key(payload.get("item_id"))
         if not self._known(payload, item_id):
             what = f"item {item_id!r}" if item_id is not None else f"output_index {payload.get('output_index')!r}"
             if item_id is not None or payload.get("output_index") is not None:
                 out.append(ITEM_NOT_ADDED.at(at, index, f"{kind} for {what}, never announced by output_item.added"))
         if kind in _PART_ADDED:
             part = _PART_ADDED[kind]
-            self._parts.add((part, item_id, payload.get(_PART_INDEX[part])))
+            self._parts.add((part, item_id, key(payload.get(_PART_INDEX[part]))))
         elif kind in _TEXTS:
             self._delta(kind, payload, item_id, at, index, out)
         elif kind in _DONE:
@@ -132,23 +132,23 @@ class Rules:
     def _known(self, payload: dict, item_id) -> bool:
         if item_id is not None:
             return item_id in self._items
-        position = payload.get("output_index")
+        position = key(payload.get("output_index"))
         return position is None or position in self._indexes
 
     def _key(self, delta_kind: str, payload: dict, item_id) -> tuple:
         part = _TEXTS[delta_kind][2]
-        return delta_kind, item_id, payload.get(_PART_INDEX[part]) if part else None
+        return delta_kind, item_id, key(payload.get(_PART_INDEX[part])) if part else None
 
     def _delta(self, kind: str, payload: dict, item_id, at: int, index: int, out: list[Finding]) -> None:
         part = _TEXTS[kind][2]
-        key = self._key(kind, payload, item_id)
-        if part and (part, item_id, key[2]) not in self._parts and item_id in self._items:
+        slot = self._key(kind, payload, item_id)
+        if part and (part, item_id, slot[2]) not in self._parts and item_id in self._items:
             what = "content part" if part == "content" else "summary part"
-            out.append(PART_NOT_ADDED.at(at, index, f"{kind} for {what} {key[2]!r} of item {item_id!r}, never added"))
-            self._parts.add((part, item_id, key[2]))  # said once per part
+            out.append(PART_NOT_ADDED.at(at, index, f"{kind} for {what} {slot[2]!r} of item {item_id!r}, never added"))
+            self._parts.add((part, item_id, slot[2]))  # said once per part
         text = payload.get("delta")
         if isinstance(text, str):
-            self._texts.setdefault(key, []).append(text)
+            self._texts.setdefault(slot, []).append(text)
 
     def _done(self, kind: str, payload: dict, item_id, at: int, index: int, out: list[Finding]) -> None:
         delta_kind, field, _ = _DONE[kind]

@@ -62,6 +62,12 @@ class Finding(NamedTuple):
         return self.rule.id, self.offset, self.event, self.message
 
 
+def key(value):
+    """A payload value usable as a dict key or a set member (a JSON array or object, which
+    a broken stream may send where a number or a string belongs, becomes its repr)."""
+    return value if value is None or isinstance(value, (str, int, float)) else repr(value)
+
+
 #: every rule, by id, in the order the families declare them
 RULES: dict[str, Rule] = {}
 

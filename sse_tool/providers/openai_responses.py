@@ -62,7 +62,7 @@ class OpenAIResponses:
         if not isinstance(payload, dict):
             return []  # [DONE] and other strings
         kind = payload.get("type")
-        channel = _TEXT.get(kind)
+        channel = _TEXT.get(kind) if isinstance(kind, str) else None
         if channel is not None:
             text = payload.get("delta")
             return [Delta(channel, text)] if isinstance(text, str) and text else []
