@@ -121,8 +121,29 @@ def main() -> int:
                     "check": lambda: as_process(["check", "--format", "json", "--max-per-rule", "0"], file, (0, 10)),
                 })
                 worst = max(worst, _row("as processes, to a file", got, len(data)))
+        linear(args)
     print(f"\nworst ratio: {worst:.2f}")
     return 0
+
+
+def linear(args) -> None:
+    """Cost per byte at two sizes of one big event and of one event of many data lines
+    (made by make_corpus.py), whole and cut 100 bytes before the end (the cut event's
+    partial line is read again at the end): equal figures at both sizes mean linear time."""
+    from make_corpus import make_bigevent, make_manylines
+
+    print("\nlinearity (check in process, 4 KiB chunks, CPU ns per byte, half size and full size):")
+    shapes = (("one big event", lambda k: make_bigevent(size=4_000_000 * k)[0]),
+              ("one event of many data lines", lambda k: make_manylines(lines=100_000 * k)[0]))
+    for name, make in shapes:
+        half, full = make(1), make(2)
+        for label, cut in ((name, 0), (f"{name}, cut before its end", 100)):
+            costs = []
+            for data in (half, full):
+                data = data[: len(data) - cut]
+                got = interleaved(args.repeat, {"check": lambda: check_in_process(data, 4096)})
+                costs.append(got["check"][0] / len(data) * 1e9)
+            print(f"  {label:<50} {costs[0]:6.1f}  {costs[1]:6.1f}")
 
 
 def _row(label: str, got: dict, size: int) -> float:
