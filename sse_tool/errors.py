@@ -31,6 +31,8 @@ class ExitCode(IntEnum):
     TIMEOUT = 8
     #: only with ``--strict``: complete, but the model stopped early
     STOPPED_EARLY = 9
+    #: ``check``: findings at or above the ``--fail-on`` level
+    FINDINGS = 10
     #: SIGINT
     INTERRUPTED = 130
     #: downstream closed the pipe

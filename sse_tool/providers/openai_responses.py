@@ -75,7 +75,7 @@ class OpenAIResponses:
         if not isinstance(payload, dict):
             return []  # [DONE] and other strings
         kind = payload.get("type")
-        channel = _TEXT.get(kind)
+        channel = _TEXT.get(kind) if isinstance(kind, str) else None
         if channel is not None:
             text = payload.get("delta")
             if not isinstance(text, str) or not text:

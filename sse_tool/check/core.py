@@ -1,0 +1,380 @@
+"""The checker core: a stream's bytes in, findings out (sans I/O).
+
+``Checker.feed(chunk)`` returns the findings the chunk completes and ``close()`` the last
+ones, the way every layer here works; ``check_recording`` checks a ``fetch --record``
+exchange (its status and headers, then its body chunk by chunk).
+
+Theory of operation. The bytes go to the same framer the other stages use
+(``framing.AutoFramer``, or the one named), and to ``ByteScan`` (BOM, NUL, UTF-8) and, for
+SSE, ``LineEnds``; those two report offsets, which wait in a queue until the event they
+fall in (or before) is known. Each event the framer dispatches is judged in order:
+
+* its framing, from the raw bytes around it (``sse.Blocks`` for SSE; a line length for
+  NDJSON), so the checker keeps the bytes since the last event, and no more;
+* its data as the dialect's JSON (``stream.payload``);
+* the provider's adapter (``providers/``, the one ``normalize`` uses) reads it, which gives
+  the facts the rules share with normalize: whether the terminal event or an error has
+  arrived, and the tool-call records;
+* the dialect's own rules (one module each), which see the event, its payload and those
+  records.
+
+With ``provider="auto"`` events wait, as in ``normalize``, until an adapter recognises one.
+Cost is linear: each byte is joined once into the kept bytes, counted a few times by C
+calls, and events of the usual shape are not split into lines. Findings come out in the
+order of their offsets, each with its line number (LF counted once per byte).
+"""
+
+from __future__ import annotations
+
+from orjson import JSONDecodeError
+from orjson import loads as _loads
+
+from ..errors import BadInput, EventTooLarge
+from ..framing import AutoFramer, make_framer
+from ..providers import PROVIDERS, recognise
+from ..sse import DEFAULT_MAX_EVENT_SIZE, SseComment, SseEvent
+from . import anthropic, cohere, gemini, ollama, openai_chat, openai_responses, vertex_search
+from .rules import Finding
+from .sse import MISSING_BLANK_LINE, Blocks, LineEnds, unfinished
+from .stream import (
+    AFTER_TERMINAL, JSON_ARRAY_SYNTAX, JSON_ARRAY_UNCLOSED, NDJSON_NO_NEWLINE, NO_EVENTS, NO_TERMINAL,
+    NOT_JSON, TERMINAL, UNKNOWN_PROVIDER, ByteScan, long_line, payload,
+)
+
+#: events held while guessing the provider (as normalize.MAX_UNRECOGNISED)
+MAX_UNRECOGNISED = 64
+
+#: provider -> the module of its rules (a class ``Rules`` with ``feed`` and ``close``)
+FAMILIES = {
+    "openai": openai_chat, "openai-responses": openai_responses, "anthropic": anthropic,
+    "gemini": gemini, "vertex-search": vertex_search, "ollama": ollama, "cohere": cohere,
+}
+
+#: dialects whose own rules say what may follow the end (per candidate, per state)
+_OWN_END_RULES = ("gemini", "vertex-search")
+
+
+class Checker:
+    """Stage core: bytes in, findings out; ``close`` adds how the stream ended."""
+
+    def __init__(self, provider: str = "auto", framing: str = "auto", *,
+                 max_event_size: int = DEFAULT_MAX_EVENT_SIZE) -> None:
+        if provider != "auto" and provider not in PROVIDERS:
+            raise ValueError(f"unknown provider {provider!r}")
+        self.provider: str | None = None if provider == "auto" else provider
+        self.framing: str | None = None if framing == "auto" else framing
+        self._framer = (AutoFramer(max_event_size=max_event_size) if framing == "auto"
+                        else make_framer(framing, max_event_size=max_event_size))
+        #: events dispatched so far
+        self.events = 0
+        self._bytes = ByteScan()
+        self._line_ends = LineEnds()
+        self._undecided: list[bytes] = []  # chunks before the framing was known
+        self._blocks = Blocks()
+        self._queue: list[Finding] = []  # byte findings waiting for their event index
+        self._buf = b""  # the input from offset _base on
+        self._base = 0
+        self._pending: list[bytes] = []  # chunks not yet joined into _buf
+        self._gap = 0  # where the bytes before the next event start (the last event's end)
+        self._held: list[tuple[int, object, int]] = []  # (index, event, gap) until recognised
+        self._gave_up = False
+        self._adapter = None
+        self._rules = None
+        self._lines = (0, 1)  # (offset, its line number): the line cursor
+        self._broken: Finding | None = None  # a JSON array that stopped parsing
+        if self.provider is not None:
+            self._start(self.provider)
+
+    # -- public API ---------------------------------------------------------------------
+
+    def feed(self, chunk: bytes) -> list[Finding]:
+        if not chunk or self._broken is not None:
+            return []
+        out = self._bytes.feed(chunk)
+        try:
+            items = self._framer.feed(chunk)
+        except BadInput as exc:  # a malformed JSON array stops its framer: a finding
+            items = self._break(exc)
+        self._pending.append(chunk)
+        out += self._scan_line_ends(chunk)
+        if out:  # the queue stays in offset order (a NUL is found before a bad byte before it)
+            self._queue += out
+            self._queue.sort(key=_offset)
+        out = []
+        if items:
+            self._take()
+            self._process(items, out)
+        out = self._emit(out)
+        if items:
+            self._trim()
+        return out
+
+    def close(self) -> list[Finding]:
+        out: list[Finding] = []
+        end = None
+        if self._broken is None:
+            try:
+                end = self._framer.close()
+            except BadInput as exc:
+                self._break(exc)
+        if self.framing is None:  # blanks only: SSE, as the framer decided
+            self.framing = getattr(self._framer, "kind", None) or "sse"
+            self._queue += self._scan_line_ends(b"")
+        self._take()
+        if self._held:  # never recognised: check what does not need the dialect
+            self._gave_up = True
+            held, self._held = self._held, []
+            for index, event, gap in held:
+                self._check(index, event, gap, out)
+        index = self.events
+        if self.framing == "sse" and self._broken is None:
+            self._blocks.tail(self._buf, self._base, self._gap, index, out)
+        if self._broken is not None:  # what follows the break was not read: nothing is said of it
+            self._queue = [f for f in self._queue if f.offset < self._broken.offset]
+        out += self._release(None, index)
+        out += self._ending(end, index)
+        return self._emit(out)
+
+    # -- internals ----------------------------------------------------------------------
+
+    def _start(self, provider: str) -> None:
+        self.provider = provider
+        self._adapter = PROVIDERS[provider]()
+        self._rules = FAMILIES[provider].Rules()
+        self._blocks.data_lines_only = gemini.NON_DATA_LINE if provider == "gemini" else None
+
+    def _scan_line_ends(self, chunk: bytes) -> list[Finding]:
+        if self.framing is None:
+            self.framing = getattr(self._framer, "kind", None)
+            if self.framing is None:
+                self._undecided.append(chunk)
+                return []
+            chunk = b"".join(self._undecided) + chunk
+            self._undecided.clear()
+            if self.framing == "sse":
+                # LineEnds counts offsets from the stream start: feed it everything so far
+                return self._line_ends.feed(chunk)
+            return []
+        return self._line_ends.feed(chunk) if self.framing == "sse" else []
+
+    def _break(self, exc: BadInput) -> list:
+        """A JSON array's syntax error is a finding; any other bad input stops the check."""
+        if isinstance(exc, EventTooLarge) or (self.framing or getattr(self._framer, "kind", None)) != "json-array":
+            raise exc
+        offset = exc.offset if exc.offset is not None else self._bytes_seen()
+        message = str(exc).split(" (at byte")[0]
+        self._broken = JSON_ARRAY_SYNTAX.at(offset, self.events, f"{message}: the rest of the input was not read")
+        return []
+
+    def _bytes_seen(self) -> int:
+        return self._base + len(self._buf) + sum(map(len, self._pending))
+
+    def _take(self) -> None:
+        if self._pending:
+            self._buf = b"".join([self._buf, *self._pending])
+            self._pending.clear()
+
+    def _trim(self) -> None:
+        """Drop the bytes no finding can point into any more."""
+        keep = self._held[0][2] if self._held else self._gap
+        cut = keep - self._base
+        if cut <= 0:
+            return
+        offset, line = self._lines
+        if offset < keep:  # count the lines of what is dropped, once
+            line += self._buf.count(b"\n", max(0, offset - self._base), cut)
+            self._lines = (keep, line)
+        self._buf = self._buf[cut:]
+        self._base = keep
+
+    def _process(self, items: list, out: list[Finding]) -> None:
+        # Most batches are events of the usual shape, which sse.Blocks proves in one go.
+        plain = (self.framing == "sse" and self.provider is not None and len(items) > 1
+                 and all(type(item) is SseEvent for item in items)
+                 and self._blocks.plain_run(self._buf, self._base, self._gap, items))
+        for item in items:
+            if type(item) is SseComment:  # the reset marker: a new attempt starts
+                if self.provider is not None and self._adapter is not None:
+                    self._start(self.provider)
+                continue
+            index = self.events
+            self.events += 1
+            gap, self._gap = self._gap, item.end
+            if self.framing == "ndjson" and index == 0:
+                _refuse_records(item)
+            if self.provider is None and not self._gave_up:
+                self._held.append((index, item, gap))
+                name = _recognise(item.event, item.data)
+                if name is not None:
+                    self._start(name)
+                elif len(self._held) <= MAX_UNRECOGNISED:
+                    continue
+                else:
+                    self._gave_up = True
+                held, self._held = self._held, []
+                for h in held:
+                    self._check(*h, out)
+                continue
+            self._check(index, item, gap, out, plain)
+
+    def _check(self, index: int, event, gap: int, out: list[Finding], plain: bool = False) -> None:
+        if self._queue:
+            out += self._release(event.end, index)
+        buf, base = self._buf, self._base
+        if plain:
+            pass
+        elif self.framing == "sse":
+            self._blocks.event(buf, base, gap, event, index, out)
+        elif self.framing == "ndjson":
+            end = event.end - base
+            length = event.end - event.offset + (2 if buf[end : end + 1] == b"\r" else 1)
+            if length > 65536:
+                out.append(long_line(length, event.offset, index))
+        if self.provider is None:
+            return
+        text = event.data
+        try:  # the usual case, a JSON object, without the call; payload() says what else
+            data = _loads(text) if text[:1] == "{" else None
+        except JSONDecodeError:
+            data = None
+        if type(data) is not dict:
+            data = payload(text, self.provider, event.offset, index, out)
+            if data is NOT_JSON:
+                return
+        adapter = self._adapter
+        if adapter.terminal and self.provider not in _OWN_END_RULES and not (
+                data == "[DONE]" and self.provider == "openai-responses"):
+            out.append(AFTER_TERMINAL.at(event.offset, index, f"an event after the terminal event ({TERMINAL[self.provider]})"))
+        records = adapter.feed(event.event, data)
+        self._rules.feed(index, event, data, records, out)
+
+    def _release(self, before: int | None, index: int) -> list[Finding]:
+        """The queued byte findings before offset ``before`` (all, if None), now in event ``index``."""
+        queue = self._queue
+        n = 0
+        while n < len(queue) and (before is None or queue[n].offset < before):
+            n += 1
+        if not n:
+            return []
+        done = [f._replace(event=index) for f in queue[:n]]
+        del queue[:n]
+        return done
+
+    def _ending(self, end, index: int) -> list[Finding]:
+        out: list[Finding] = []
+        if self._broken is not None:
+            return [self._broken]
+        if end is not None and end.truncated:
+            tail = self._gap - self._base
+            if self.framing == "sse":
+                at = self._base + unfinished(self._buf, tail)
+                out.append(MISSING_BLANK_LINE.at(at, index, f"{end.truncated}: the last event is never dispatched"))
+            elif self.framing == "ndjson":
+                at = self._base + self._buf.rfind(b"\n") + 1
+                out.append(NDJSON_NO_NEWLINE.at(at, index, "the last line has no newline: a cut stream"))
+            else:
+                out.append(JSON_ARRAY_UNCLOSED.at(end.offset, index, end.truncated))
+        if not self.events:
+            out.append(NO_EVENTS.at(end.offset if end is not None else 0, 0, "the input holds no complete event"))
+        elif self.provider is None:
+            out.append(UNKNOWN_PROVIDER.at(0, 0, "no provider dialect recognised: only the framing was checked "
+                                                 "(name one with --provider)"))
+        else:
+            a = self._adapter
+            if not a.terminal and a.error is None:
+                at = end.offset if end is not None else self._bytes_seen()
+                out.append(NO_TERMINAL.at(at, index, f"the stream ended without {TERMINAL[self.provider]}"))
+            out += self._rules.close(index)
+        return out
+
+    def _emit(self, out: list[Finding]) -> list[Finding]:
+        """Sort by offset and number the lines (the cursor only moves forward)."""
+        if not out:
+            return out
+        out.sort(key=_offset)
+        offset, line = self._lines
+        buf, base = self._buf, self._base
+        done = []
+        for rule, at, event, message, _ in out:
+            if at > offset:
+                line += buf.count(b"\n", max(offset - base, 0), at - base)
+                offset = at
+            done.append(_new(Finding, (rule, at, event, message, line)))
+        self._lines = (offset, line)
+        return done
+
+
+_new = tuple.__new__  # builds a Finding without the keyword-handling __new__
+
+
+def _offset(f: Finding) -> int:
+    return f.offset
+
+
+def _recognise(event: str, data: str) -> str | None:
+    import orjson
+
+    try:
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return None
+    return recognise(event, value)
+
+
+def _refuse_records(event) -> None:
+    """sse-tool's own JSON Lines are not a provider's stream."""
+    import orjson
+
+    from ..pipeline import sniff_lines
+
+    try:
+        first = orjson.loads(event.data)
+    except orjson.JSONDecodeError:
+        return
+    if isinstance(first, dict) and sniff_lines(first) != "ndjson":
+        raise BadInput("this is sse-tool's own JSON Lines (frame or normalize output), not a provider's "
+                       "stream: check the bytes those stages read", event.offset)
+
+
+def check(data: bytes, provider: str = "auto", framing: str = "auto") -> list[Finding]:
+    """Every finding for a whole stream (a convenience over ``Checker``)."""
+    checker = Checker(provider, framing)
+    return checker.feed(data) + checker.close()
+
+
+def check_recording(data: bytes, provider: str = "auto", *,
+                    max_event_size: int = DEFAULT_MAX_EVENT_SIZE) -> tuple[list[Finding], Checker | None]:
+    """Every finding for a ``fetch --record`` recording: its response head, then its body fed
+    chunk by chunk as it arrived; lines are the recording's (of the header, of the chunk).
+    Returns the findings and the checker that read the body (None for an error status)."""
+    from bisect import bisect_right
+
+    from ..framing import sniff
+    from ..recording import parse_recording
+    from .http import head_findings, recording_lines
+
+    lines = data.split(b"\n")
+    rec = parse_recording(lines)
+    if rec.response is None:
+        how = f" (it ended: {rec.end.outcome})" if rec.end is not None else ""
+        raise BadInput(f"the recording holds no response{how}")
+    chunk_lines, head_line, header_lines = recording_lines(lines)
+    framing = sniff(rec.body, final=True)
+    out = head_findings(rec, framing, head_line, header_lines)
+    if rec.response.status >= 400:
+        return out, None
+    checker = Checker(provider, max_event_size=max_event_size)
+    found: list[Finding] = []
+    starts = []
+    offset = 0
+    for chunk in rec.chunks:
+        starts.append(offset)
+        offset += len(chunk.data)
+        found += checker.feed(chunk.data)
+    found += checker.close()
+    last = len(lines) - (1 if lines and not lines[-1] else 0)
+    for f in found:
+        i = bisect_right(starts, f.offset) - 1
+        line = chunk_lines[i] if 0 <= i < len(chunk_lines) and f.offset < offset else last
+        out.append(f._replace(line=line))
+    return out, checker
