@@ -78,6 +78,16 @@ def looks_like_prelude(head: bytes) -> bool:
     return crc32(head[:8]) == crc and total >= MIN_MESSAGE and headers <= total - MIN_MESSAGE
 
 
+def could_be_prelude(head: bytes) -> bool:
+    """Whether ``head`` (shorter than 12 bytes, starting with a NUL) could be the start of
+    a prelude cut short: the lengths it holds so far fit together."""
+    if len(head) >= 4 and int.from_bytes(head[:4], "big") < MIN_MESSAGE:
+        return False
+    if len(head) >= 8 and int.from_bytes(head[4:8], "big") > int.from_bytes(head[:4], "big") - MIN_MESSAGE:
+        return False
+    return head[:1] == b"\0"
+
+
 def event_name(headers: dict) -> str:
     """The event's name from its headers (see the module's docstring)."""
     kind = headers.get(":message-type", "event")

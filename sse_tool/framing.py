@@ -13,7 +13,7 @@ from __future__ import annotations
 from codecs import getincrementaldecoder
 
 from .errors import BadInput
-from .eventstream import PRELUDE, EventStreamParser, looks_like_prelude
+from .eventstream import PRELUDE, EventStreamParser, could_be_prelude, looks_like_prelude
 from .jsonarray import JsonArrayParser
 from .ndjson import NdjsonParser
 from .sse import DEFAULT_MAX_EVENT_SIZE, FrameEnd, SseComment, SseEvent, SseParser
@@ -30,7 +30,9 @@ def sniff(head: bytes, final: bool = False) -> str | None:
     if head[:1] == b"\0":  # an event-stream message's length starts with a zero byte
         if len(head) >= PRELUDE:
             return "aws-eventstream" if looks_like_prelude(head) else "sse"  # sse: binary, refused
-        return None if not final else "sse"
+        if not final:
+            return None
+        return "aws-eventstream" if could_be_prelude(head) else "sse"  # a torn prelude is a cut
     first = head.lstrip(_BLANK)[:1]
     if first == b"[":
         return "json-array"
@@ -100,7 +102,8 @@ class AutoFramer:
         if self._framer is None:  # blanks only (or nothing): SSE, which finds no event in them
             head = b"".join(self._head)
             self._choose(sniff(head, final=True))
-            check_text(head, final=True)  # a short input starting with NUL is binary
+            if self.kind != "aws-eventstream":  # (which is a torn prelude here)
+                check_text(head, final=True)  # another short input starting with NUL is binary
             self._framer.feed(head)
         return self._framer.close()
 

@@ -32,5 +32,5 @@ def test_every_rule_has_a_family_id_a_summary_and_a_rationale():
 def test_the_rules_that_say_a_stream_was_cut_are_errors():
     truncation = {r.id for r in RULES.values() if r.truncation}
     assert truncation == {"stream.no-events", "stream.no-terminal-event", "sse.missing-final-blank-line",
-                          "ndjson.missing-final-newline", "json-array.unclosed"}
+                          "ndjson.missing-final-newline", "json-array.unclosed", "eventstream.cut"}
     assert all(RULES[r].severity is Severity.ERROR for r in truncation)

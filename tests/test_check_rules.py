@@ -8,6 +8,7 @@ rules.
 
 from __future__ import annotations
 
+import base64
 import io
 
 import orjson
@@ -15,6 +16,8 @@ import pytest
 
 from sse_tool.check import RULES, Checker, check, check_recording
 from sse_tool.recording import RecordingWriter
+
+from .support import bedrock_event
 
 # --- stream builders ---------------------------------------------------------------------
 
@@ -184,6 +187,31 @@ def recording(body: bytes, status: int = 200, headers=None) -> bytes:
 
 OK_CHAT = chat(HEAD, TEXT, FINISH)
 
+
+def bedrock(*events) -> bytes:
+    """A ConverseStream: (name, payload) pairs as event-stream messages."""
+    return b"".join(bedrock_event(name, body) for name, body in events)
+
+
+B_START = ("messageStart", {"role": "assistant"})
+B_TEXT = ("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": "Hi"}})
+B_STOP0 = ("contentBlockStop", {"contentBlockIndex": 0})
+B_TOOL = ("contentBlockStart", {"contentBlockIndex": 1, "start": {"toolUse": {"toolUseId": "t1", "name": "f"}}})
+B_INPUT = ("contentBlockDelta", {"contentBlockIndex": 1, "delta": {"toolUse": {"input": '{"a": 1}'}}})
+B_STOP1 = ("contentBlockStop", {"contentBlockIndex": 1})
+B_END = ("messageStop", {"stopReason": "end_turn"})
+B_META = ("metadata", {"usage": {"inputTokens": 1, "outputTokens": 1, "totalTokens": 2}, "metrics": {"latencyMs": 9}})
+OK_BEDROCK = bedrock(B_START, B_TEXT, B_STOP0, B_END, B_META)
+# InvokeModelWithResponseStream: Anthropic's events, base64 in chunk.bytes
+WRAPPED = [("chunk", {"bytes": base64.b64encode(orjson.dumps(e)).decode()}) for e in (
+    {"type": "message_start", "message": {"id": "m1", "type": "message", "role": "assistant", "model": "x",
+                                          "content": [], "usage": {"input_tokens": 1, "output_tokens": 1}}},
+    {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+    {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Hi"}},
+    {"type": "content_block_stop", "index": 0},
+    {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 2}},
+    {"type": "message_stop"})]
+
 # --- the cases: rule -> (broken, fixed); a recording when the bytes start with its magic --
 
 CASES = {
@@ -275,6 +303,14 @@ CASES = {
     # Vertex AI Search, Ollama, Cohere
     "vertex-search.final-state": (json_array(vertex("STREAMING", "Hi"), vertex("SUCCEEDED"), vertex("STREAMING", "!")),
                                   json_array(vertex("STREAMING", "Hi"), vertex("SUCCEEDED"))),
+    "bedrock.message-start": (bedrock(B_TEXT, B_START, B_STOP0, B_END), bedrock(B_START, B_TEXT, B_STOP0, B_END)),
+    "bedrock.tool-unpaired": (bedrock(B_START, B_INPUT, B_STOP1, B_END), bedrock(B_START, B_TOOL, B_INPUT, B_STOP1, B_END)),
+    "bedrock.tool-input": (bedrock(B_START, B_TOOL, ("contentBlockDelta", {"contentBlockIndex": 1, "delta": {
+                               "toolUse": {"input": '{"a": '}}}), B_STOP1, B_END),
+                           bedrock(B_START, B_TOOL, B_INPUT, B_STOP1, B_END)),
+    "bedrock.after-stop": (bedrock(B_START, B_TEXT, B_END, B_META, B_TEXT), OK_BEDROCK),
+    "bedrock.chunk-bytes": (bedrock(("chunk", {"bytes": "not base64!"}), *WRAPPED), bedrock(*WRAPPED)),
+    "eventstream.cut": (OK_BEDROCK + bedrock(B_TEXT)[:30], OK_BEDROCK),
     "ollama.line-shape": (ollama(O1, {**O1, "done": "no"}, O_DONE), ollama(O1, O1, O_DONE)),
     "cohere.message-start": (cohere(C_CONTENT, C_DELTA, C_END, C_MESSAGE_END),
                              cohere(C_START, C_CONTENT, C_DELTA, C_END, C_MESSAGE_END)),

@@ -156,7 +156,11 @@ def test_sniff_waits_for_a_whole_prelude_and_checks_its_crc():
     assert [sniff(data[:n]) for n in (1, 11)] == [None, None]
     assert sniff(data[:12]) == "aws-eventstream"
     assert sniff(b"\0\0\0\x10" + bytes(8)) == "sse"  # a NUL start without a prelude: binary, refused
-    assert sniff(b"\0\0\0", final=True) == "sse"
+    # An input that ends inside what could be a first prelude is a torn event stream (a cut);
+    # one whose lengths cannot fit is binary.
+    assert sniff(b"\0\0\0", final=True) == sniff(data[:11], final=True) == "aws-eventstream"
+    assert sniff(b"\0\0\0\x05", final=True) == "sse"
+    assert sniff(b"\0\0\0\x20\0\0\0\x30", final=True) == "sse"
 
 
 def test_auto_framer_recognises_the_stream_one_byte_at_a_time():
@@ -167,12 +171,20 @@ def test_auto_framer_recognises_the_stream_one_byte_at_a_time():
     assert out == parse(data)[0] and all(isinstance(m, EventMessage) for m in out)
 
 
-@pytest.mark.parametrize("data", [b"\0", b"\0\0\0\x10\0\0\0\0\0\0\0\0rest", b"\n\0\0"])
+@pytest.mark.parametrize("data", [b"\0\0\0\x05", b"\0\0\0\x10\0\0\0\0\0\0\0\0rest", b"\n\0\0"])
 def test_binary_that_is_not_an_event_stream_is_refused(data):
     framer = AutoFramer()
     with pytest.raises(BadInput, match="binary data"):
         framer.feed(data)
         framer.close()
+
+
+@pytest.mark.parametrize("n", range(1, 12))
+def test_an_input_ending_inside_the_first_prelude_is_a_torn_event_stream(n):
+    framer = AutoFramer()
+    assert framer.feed(TEXT.read_bytes()[:n]) == []
+    end = framer.close()
+    assert framer.kind == "aws-eventstream" and end.truncated
 
 
 # -- the frame command ------------------------------------------------------------------

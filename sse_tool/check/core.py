@@ -33,11 +33,12 @@ from ..errors import BadInput, EventTooLarge
 from ..framing import AutoFramer, make_framer
 from ..providers import PROVIDERS, recognise
 from ..sse import DEFAULT_MAX_EVENT_SIZE, SseComment, SseEvent
-from . import anthropic, cohere, gemini, ollama, openai_chat, openai_responses, vertex_search
+from . import anthropic, bedrock, cohere, gemini, ollama, openai_chat, openai_responses, vertex_search
 from .rules import Finding
 from .sse import MISSING_BLANK_LINE, Blocks, LineEnds, unfinished
 from .stream import (
-    AFTER_TERMINAL, JSON_ARRAY_SYNTAX, JSON_ARRAY_UNCLOSED, NDJSON_NO_NEWLINE, NO_EVENTS, NO_TERMINAL,
+    AFTER_TERMINAL, EVENTSTREAM_CUT, JSON_ARRAY_SYNTAX, JSON_ARRAY_UNCLOSED, NDJSON_NO_NEWLINE, NO_EVENTS,
+    NO_TERMINAL,
     NOT_JSON, TERMINAL, UNKNOWN_PROVIDER, ByteScan, long_line, payload,
 )
 
@@ -48,10 +49,13 @@ MAX_UNRECOGNISED = 64
 FAMILIES = {
     "openai": openai_chat, "openai-responses": openai_responses, "anthropic": anthropic,
     "gemini": gemini, "vertex-search": vertex_search, "ollama": ollama, "cohere": cohere,
+    "bedrock": bedrock,
 }
 
+#: framings that are not text
+BINARY_FRAMINGS = ("aws-eventstream",)
 #: dialects whose own rules say what may follow the end (per candidate, per state)
-_OWN_END_RULES = ("gemini", "vertex-search")
+_OWN_END_RULES = ("gemini", "vertex-search", "bedrock")
 
 
 class Checker:
@@ -95,6 +99,10 @@ class Checker:
             items = self._framer.feed(chunk)
         except BadInput as exc:  # a malformed JSON array stops its framer: a finding
             items = self._break(exc)
+        if getattr(self._framer, "kind", None) in BINARY_FRAMINGS:
+            # The byte rules (UTF-8, NUL, BOM) are about text; the framer checks its own.
+            out = []
+            self._queue.clear()
         self._pending.append(chunk)
         out += self._scan_line_ends(chunk)
         if out:  # the queue stays in offset order (a NUL is found before a bad byte before it)
@@ -120,6 +128,8 @@ class Checker:
         if self.framing is None:  # blanks only: SSE, as the framer decided
             self.framing = getattr(self._framer, "kind", None) or "sse"
             self._queue += self._scan_line_ends(b"")
+        if self.framing in BINARY_FRAMINGS:  # decided only now (a torn first message)
+            self._queue.clear()
         self._take()
         if self._held:  # never recognised: check what does not need the dialect
             self._gave_up = True
@@ -272,6 +282,8 @@ class Checker:
             elif self.framing == "ndjson":
                 at = self._base + self._buf.rfind(b"\n") + 1
                 out.append(NDJSON_NO_NEWLINE.at(at, index, "the last line has no newline: a cut stream"))
+            elif self.framing == "aws-eventstream":
+                out.append(EVENTSTREAM_CUT.at(end.offset, index, end.truncated))
             else:
                 out.append(JSON_ARRAY_UNCLOSED.at(end.offset, index, end.truncated))
         if not self.events:

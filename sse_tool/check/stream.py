@@ -99,6 +99,13 @@ JSON_ARRAY_UNCLOSED = rule(
     with its closing `]`; without it the body is not JSON and the last element may be cut.""",
     truncation=True,
 )
+EVENTSTREAM_CUT = rule(
+    "eventstream.cut", ERROR, "the AWS event stream ends inside a message",
+    """Each event-stream message declares its total length in its prelude; a body that
+    ends before that many bytes is a cut stream, and decoders (botocore's among them)
+    drop the torn message or fail.""",
+    truncation=True,
+)
 JSON_ARRAY_SYNTAX = rule(
     "json-array.syntax", ERROR, "the streamed JSON array is malformed",
     """Between elements a JSON array holds only `,` and whitespace, and nothing follows its
@@ -120,6 +127,7 @@ TERMINAL = {
     "vertex-search": "answer.state SUCCEEDED or FAILED",
     "ollama": "a line with done: true",
     "cohere": "message-end",
+    "bedrock": "messageStop (or, in InvokeModel chunks, the model's own terminal event)",
 }
 
 _64K = 64 * 1024
