@@ -31,6 +31,9 @@ class ExitCode(IntEnum):
     TIMEOUT = 8
     #: only with ``--strict``: complete, but the model stopped early
     STOPPED_EARLY = 9
+    #: only with ``inspect --fail-on``: a threshold was crossed (a stall, a late first
+    #: token, a slow rate, a burst)
+    THRESHOLD = 10
     #: SIGINT
     INTERRUPTED = 130
     #: downstream closed the pipe

@@ -21,7 +21,7 @@ from .framing import check_text, make_framer, sniff
 from .model import Delta, End, Record, Reset, Status, Transcript, from_record
 from .ndjson import NdjsonParser
 from .normalize import Normalizer
-from .sse import DEFAULT_MAX_EVENT_SIZE
+from .sse import DEFAULT_MAX_EVENT_SIZE, FrameEnd
 from .wire import load_event
 
 #: ``--from`` choices of the stages that read channel records
@@ -44,13 +44,21 @@ class RecordReader:
 
     def __init__(
         self, provider: str = "auto", source: str = "auto", *,
-        max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
+        max_event_size: int = DEFAULT_MAX_EVENT_SIZE, comments: bool = False,
     ) -> None:
         if source not in SOURCES:
             raise ValueError(f"unknown source {source!r}")
         self.provider = provider
         self.source: str | None = None if source == "auto" else source
         self.max_event_size = max_event_size
+        #: SSE comment lines (keep-alives) come out of the framer too; records ignore them
+        self.comments = comments
+        #: what the framer returned for the last ``feed`` or ``close`` (events, comments,
+        #: or JSON lines before they are read), for a caller that looks at the stream's
+        #: shape beside its records (``inspect``)
+        self.items: list = []
+        #: the framing's end, once ``close`` has run (None before, or if nothing arrived)
+        self.frame_end: FrameEnd | None = None
         self.normalizer: Normalizer | None = None
         self._framer = None
         self._head = bytearray()  # grows in place: a long first line costs linear time
@@ -73,6 +81,7 @@ class RecordReader:
         self.received += len(chunk)
         if self._framer is None:
             self._head += chunk
+            self.items = []
             if self._line_pending and b"\n" not in chunk:
                 if len(self._head) > self.max_event_size:
                     raise EventTooLarge(self.max_event_size, 0)
@@ -88,13 +97,14 @@ class RecordReader:
         """The last records, ending with the one ``End``; none if no byte ever arrived."""
         if self.error is not None:
             raise self.error
+        self.items = []
         if not self.received:
             return []
         out: list[Record] = []
         if self._framer is None:
             self._start(self._sniff(final=True))
             out += self._consume(self._framer.feed(bytes(self._head)))
-        frame_end = self._framer.close()
+        frame_end = self.frame_end = self._framer.close()
         if self.normalizer is not None:
             return out + self._track(self.normalizer.close(frame_end))
         if not self._ended:
@@ -124,12 +134,14 @@ class RecordReader:
         if kind in ("events", "records"):
             self._framer = NdjsonParser(max_event_size=self.max_event_size)
         else:
-            # Other comments mean nothing here (the SSE parser reports the reset marker anyway).
-            self._framer = make_framer(kind, max_event_size=self.max_event_size)
+            # Comments mean nothing to records (the SSE parser reports the reset marker anyway):
+            # they come out only for a caller that asked for them.
+            self._framer = make_framer(kind, comments=self.comments, max_event_size=self.max_event_size)
         if kind != "records":
             self.normalizer = Normalizer(self.provider)
 
     def _consume(self, items: list) -> list[Record]:
+        self.items = items
         out: list[Record] = []
         try:
             self._convert(items, out)
