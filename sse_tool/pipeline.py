@@ -44,18 +44,16 @@ class RecordReader:
 
     def __init__(
         self, provider: str = "auto", source: str = "auto", *,
-        max_event_size: int = DEFAULT_MAX_EVENT_SIZE, comments: bool = False,
+        max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
     ) -> None:
         if source not in SOURCES:
             raise ValueError(f"unknown source {source!r}")
         self.provider = provider
         self.source: str | None = None if source == "auto" else source
         self.max_event_size = max_event_size
-        #: SSE comment lines (keep-alives) come out of the framer too; records ignore them
-        self.comments = comments
-        #: what the framer returned for the last ``feed`` or ``close`` (events, comments,
-        #: or JSON lines before they are read), for a caller that looks at the stream's
-        #: shape beside its records (``inspect``)
+        #: what the framer returned for the last ``feed`` or ``close`` (events, reset
+        #: markers, or JSON lines before they are read), for a caller that looks at the
+        #: stream's shape beside its records (``inspect``)
         self.items: list = []
         #: the framing's end, once ``close`` has run (None before, or if nothing arrived)
         self.frame_end: FrameEnd | None = None
@@ -74,6 +72,15 @@ class RecordReader:
         self.error: BadInput | None = None
         if self.source:
             self._start(self.source)
+
+    @property
+    def framer(self):
+        """The framer reading the input, once the first bytes chose one (else None).
+
+        A caller may feed it directly from then on and hand each of its items to
+        ``normalizer.feed`` (``inspect`` does, to place every event's records in time);
+        ``close`` still ends both."""
+        return self._framer
 
     def feed(self, chunk: bytes) -> list[Record]:
         if self.error is not None:
@@ -134,9 +141,8 @@ class RecordReader:
         if kind in ("events", "records"):
             self._framer = NdjsonParser(max_event_size=self.max_event_size)
         else:
-            # Comments mean nothing to records (the SSE parser reports the reset marker anyway):
-            # they come out only for a caller that asked for them.
-            self._framer = make_framer(kind, comments=self.comments, max_event_size=self.max_event_size)
+            # Other comments mean nothing here (the SSE parser reports the reset marker anyway).
+            self._framer = make_framer(kind, max_event_size=self.max_event_size)
         if kind != "records":
             self.normalizer = Normalizer(self.provider)
 

@@ -9,6 +9,7 @@ inspecting it; the report then goes to stderr (or ``--output``).
 
 from __future__ import annotations
 
+import gc
 import os
 import stat
 import sys
@@ -98,6 +99,10 @@ def inspect(
     conditions = parse_fail_on(fail_on, parse_duration) if fail_on else []
 
     def body() -> int:
+        # What is read is kept until the report (chunks, arrivals): a growing heap of
+        # tuples that the cyclic collector would walk again and again (a third of the
+        # time on a long recording) to find no cycle. The process ends after the report.
+        gc.disable()
         if tee and len(files or []) > 1:
             raise InspectUsage("--tee copies one input: give one file, or none for stdin")
         if output:
@@ -215,9 +220,11 @@ class _Run:
     def _recording(self, name: str, data: bytes):
         from ..inspect.core import Inspector
         from ..inspect.report import Http
-        from ..recording import parse_recording
+        import io
 
-        rec = parse_recording(data.split(b"\n"))
+        from ..recording import load_recording
+
+        rec = load_recording(io.BytesIO(data))
         request, response = rec.request, rec.response
         http = Http(
             method=request.method if request else None, url=request.url if request else None,
@@ -225,8 +232,7 @@ class _Run:
             content_type=next((v for n, v in response.headers if n.lower() == "content-type"), None)
             if response else None, started=rec.start)
         inspector = Inspector(name, origin="recording", http=http, **self.options)
-        for chunk in rec.chunks:
-            inspector.feed(chunk.data, chunk.time)
+        inspector.feed_all(rec.chunks)
         if rec.end is None:
             return inspector.close(None, "unended", "the recording has no end line (the recorder was stopped)")
         return inspector.close(rec.end.time, rec.end.outcome, rec.end.detail)

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import math
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
+from itertools import accumulate, repeat
+from operator import add, itemgetter, sub
 
 from ..model import EARLY_STOP_REASONS, End, Status
 from .report import Burst, Gaps, Rate, Stall, Tokens
@@ -40,17 +42,20 @@ def percentile(ordered: list[float], p: float, zeros: int = 0) -> float | None:
 def event_gaps(arrivals: list[tuple[float, int]]) -> Gaps:
     """Gaps between events, from (time, events completed) per chunk: the first event of a
     chunk waited since the previous event; the others of the chunk waited 0."""
-    gaps: list[float] = []
-    zeros = 0
-    last = None
-    for t, n in arrivals:
-        if last is not None:
-            gaps.append(max(0.0, t - last))
-        zeros += n - 1
-        last = t
+    gaps = _gaps(list(map(itemgetter(0), arrivals)))
     gaps.sort()
+    zeros = sum(map(itemgetter(1), arrivals)) - len(arrivals)
     return Gaps(count=len(gaps) + zeros, p50=percentile(gaps, 50, zeros),
                 p95=percentile(gaps, 95, zeros), max=gaps[-1] if gaps else (0.0 if zeros else None))
+
+
+def _gaps(times: list[float]) -> list[float]:
+    """The differences of consecutive times (never negative: a hand-made recording may
+    go back in time, which is no silence)."""
+    gaps = list(map(sub, times[1:], times))
+    if gaps and min(gaps) < 0:
+        gaps = [max(0.0, g) for g in gaps]
+    return gaps
 
 
 # -- stalls -----------------------------------------------------------------------------
@@ -65,12 +70,13 @@ def longest_stall(series: list[tuple], start: float | None, end: float | None,
     chunk that brought content; ``texts`` the channels' texts, for the context.
     """
     best = None  # (seconds, start, end, index of the arrival before it or -1, where)
-    for i in range(1, len(series)):
-        gap = series[i][0] - series[i - 1][0]
-        if best is None or gap > best[0]:
-            best = (gap, series[i - 1][0], series[i][0], i - 1, "between")
-    if series and end is not None and end - series[-1][0] > (best[0] if best else 0.0):
-        best = (end - series[-1][0], series[-1][0], end, len(series) - 1, "after")
+    times = list(map(itemgetter(0), series))
+    gaps = _gaps(times)
+    if gaps:
+        i = max(range(len(gaps)), key=gaps.__getitem__)
+        best = (gaps[i], times[i], times[i + 1], i, "between")
+    if series and end is not None and end - times[-1] > (best[0] if best else 0.0):
+        best = (end - times[-1], times[-1], end, len(series) - 1, "after")
     if not series and start is not None and end is not None and end > start:
         best = (end - start, start, end, -1, "before")
     if best is None or best[0] <= 0:
@@ -78,15 +84,11 @@ def longest_stall(series: list[tuple], start: float | None, end: float | None,
     seconds, t0, t1, index, where = best
     channel, position, offset = None, 0, 0
     if index >= 0:
-        totals = [0, 0, 0]
-        for arrival in series[: index + 1]:
-            for k in range(3):
-                totals[k] += arrival[k + 1]
         last = series[index]
         # the channel the last arrival before the stall wrote to (the answer if several)
-        k = next(k for k in range(3) if last[k + 1]) if any(last[1:4]) else 2
+        k = next((k for k in range(3) if last[k + 1]), 2)
         channel = ("answer", "reasoning", "tool_call")[k]
-        position = totals[k]
+        position = sum(map(itemgetter(k + 1), series[: index + 1]))
         offset = last[4]
     text = texts.get(channel or "", "")
     context = text[max(0, position - CONTEXT):position] if position <= len(text) else ""
@@ -100,23 +102,21 @@ def longest_stall(series: list[tuple], start: float | None, end: float | None,
 def burst(series: list[tuple]) -> Burst | None:
     """The smallest part of the content window (first token to last) that received
     ``BURST_CONTENT`` of the content characters, as a share of that window."""
-    sizes = [a + r + k for _, a, r, k, _ in series]
+    sizes = list(map(sum, map(itemgetter(1, 2, 3), series)))
     total = sum(sizes)
     if not total:
         return None
-    times = [s[0] for s in series]
+    times = list(map(itemgetter(0), series))
     window = times[-1] - times[0]
     target = BURST_CONTENT * total
-    shortest = window
-    j, inside = 0, 0
-    for i in range(len(times)):  # two pointers: [i, j) is the shortest run from i holding target
-        while j < len(times) and inside < target:
-            inside += sizes[j]
-            j += 1
-        if inside < target:
-            break
-        shortest = min(shortest, times[j - 1] - times[i])
-        inside -= sizes[i]
+    # For each first arrival i, the run i..e-1 is the shortest holding the target: e is
+    # found by bisection in the running sums, in C (map over C functions). Only the
+    # arrivals before the last (1 - BURST_CONTENT) of the content can start such a run.
+    running = [0, *accumulate(sizes)]
+    starts = bisect_right(running, total - target)
+    ends = list(map(bisect_left, repeat(running, starts), map(add, running[:starts], repeat(target, starts))))
+    lasts = map(times.__getitem__, map(sub, ends, repeat(1, starts)))
+    shortest = min(map(sub, lasts, times[:starts]))
     share = shortest / window if window > 0 else 0.0
     return Burst(share, shortest, window, total >= BURST_MIN_CHARS and share <= BURST_SHARE,
                  BURST_CONTENT)
@@ -174,7 +174,7 @@ def read_tokens(usage: dict | None) -> Tokens:
         cached=_first(usage, "prompt_tokens_details.cached_tokens", "input_tokens_details.cached_tokens",
                       "cache_read_input_tokens", "cachedContentTokenCount", "cached_tokens",
                       "prompt_cache_hit_tokens"),
-        credits=credits,
+        credits=credits or None,
     )
 
 

@@ -11,6 +11,9 @@ stall was, ``┴`` where keep-alive comments arrived, and times under it.
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
+from itertools import accumulate
+from operator import itemgetter
 
 Line = list  # [(text, style), ...]
 
@@ -33,11 +36,17 @@ def picture(report, width: int = 80) -> list[Line]:
     def column(t: float) -> int:
         return min(columns - 1, max(0, int(t / last * columns)))
 
+    # Arrivals are in time order: each column's share is a difference of running sums,
+    # found by bisection at the column's bounds (no Python loop over the arrivals).
+    times = [arrival[0] for arrival in series]
+    bounds = [bisect_left(times, last * c / columns) for c in range(1, columns)] + [len(times)]
     lines: list[Line] = []
     for label, index, style in _BANDS:
-        amounts = [0] * columns
-        for arrival in series:
-            amounts[column(arrival[0])] += arrival[index]
+        running = [0, *accumulate(map(itemgetter(index), series))]
+        amounts, lo = [], 0
+        for hi in bounds:
+            amounts.append(running[hi] - running[lo])
+            lo = hi
         if not any(amounts):
             continue
         rows = 3 if len(series) > 1 else 1

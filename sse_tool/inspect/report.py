@@ -18,14 +18,16 @@ text: a quarter of a token per character, one per CJK character).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 #: the ``version`` of the JSON objects
 VERSION = 1
 
+# The values are named tuples, not dataclasses, as the records in ``model`` are: a stage's
+# start-up time counts, and a dataclass costs far more to define.
 
-@dataclass(frozen=True)
-class Timeline:
+
+class Timeline(NamedTuple):
     """Moments in seconds after ``origin``; None: not known, or never happened."""
 
     origin: str | None  # "request", "reading", or None (no timing)
@@ -67,8 +69,7 @@ class Timeline:
         return (self.first_output, max(self.last_token, self.first_output))
 
 
-@dataclass(frozen=True)
-class Rate:
+class Rate(NamedTuple):
     """Tokens a second over a phase, and where the token count comes from."""
 
     tokens: float
@@ -80,8 +81,7 @@ class Rate:
         return self.tokens / self.seconds if self.seconds > 0 else None
 
 
-@dataclass(frozen=True)
-class Rates:
+class Rates(NamedTuple):
     output: Rate | None = None  # every output token, first token to last
     reasoning: Rate | None = None
     answer: Rate | None = None  # answer text and tool-call arguments
@@ -89,8 +89,7 @@ class Rates:
     events_per_second: float | None = None
 
 
-@dataclass(frozen=True)
-class Stall:
+class Stall(NamedTuple):
     """The longest silence between content-bearing events (or after the last one)."""
 
     seconds: float
@@ -110,8 +109,7 @@ class Stall:
     where: str
 
 
-@dataclass(frozen=True)
-class Gaps:
+class Gaps(NamedTuple):
     """Silences between consecutive events (events of one chunk have a gap of 0)."""
 
     count: int = 0
@@ -121,8 +119,7 @@ class Gaps:
     stall: Stall | None = None
 
 
-@dataclass(frozen=True)
-class Burst:
+class Burst(NamedTuple):
     """How the content was spread over the answer's time."""
 
     #: the smallest share of the content window holding ``content_share`` of the content
@@ -135,8 +132,7 @@ class Burst:
     content_share: float = 0.9
 
 
-@dataclass(frozen=True)
-class Delivery:
+class Delivery(NamedTuple):
     chunks: int = 0
     events: int = 0
     events_per_chunk_max: int = 0
@@ -149,8 +145,7 @@ class Delivery:
     burst: Burst | None = None
 
 
-@dataclass(frozen=True)
-class Tokens:
+class Tokens(NamedTuple):
     """Token counts read from the stream's usage (None: not reported)."""
 
     input: int | None = None
@@ -158,11 +153,10 @@ class Tokens:
     reasoning: int | None = None
     cached: int | None = None
     #: any credits the server reported (``credits_spent``, ``credits_remaining``, ...)
-    credits: dict = field(default_factory=dict)
+    credits: dict | None = None
 
 
-@dataclass(frozen=True)
-class Sizes:
+class Sizes(NamedTuple):
     bytes: int = 0
     events: int = 0
     chunks: int = 0
@@ -176,8 +170,7 @@ class Sizes:
     tool_calls: int = 0
 
 
-@dataclass(frozen=True)
-class Http:
+class Http(NamedTuple):
     """The recorded exchange's request and response head (recordings only)."""
 
     method: str | None = None
@@ -188,8 +181,7 @@ class Http:
     started: str = ""  # when the request was sent, ISO 8601, as recorded
 
 
-@dataclass(frozen=True)
-class StreamReport:
+class StreamReport(NamedTuple):
     name: str
     #: "recording", "live", or "file"; and what the bytes were (sse, json-array, ndjson,
     #: events, records; None when no stream was read)

@@ -189,7 +189,7 @@ def _sizes(report: StreamReport) -> list[Line]:
         parts = [f"{name} {value:,}" for name, value in (("input", tk.input), ("output", tk.output),
                                                           ("reasoning", tk.reasoning), ("cached", tk.cached))
                  if value is not None]
-        parts += [f"{k} {v:g}" for k, v in tk.credits.items()]
+        parts += [f"{k} {v:g}" for k, v in (tk.credits or {}).items()]
         lines += _wrapped(_field("usage", " · ".join(parts) or "reported, no token counts"))
     return lines
 
