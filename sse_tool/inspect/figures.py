@@ -92,7 +92,8 @@ def longest_stall(series: list[tuple], start: float | None, end: float | None,
         offset = last[4]
     text = texts.get(channel or "", "")
     context = text[max(0, position - CONTEXT):position] if position <= len(text) else ""
-    inside = bisect_right(keepalives, t1) - bisect_right(keepalives, t0)
+    # keep-alives after the token that began the stall (from the first byte when no token did)
+    inside = bisect_right(keepalives, t1) - (bisect_left if where == "before" else bisect_right)(keepalives, t0)
     return Stall(seconds, t0, t1, channel, position, context, offset, inside, where)
 
 
