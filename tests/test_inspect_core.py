@@ -251,18 +251,25 @@ def test_content_that_arrives_all_at_once_after_a_wait_is_diagnosed_as_a_burst()
 
 
 def test_content_released_in_a_few_flushes_is_a_burst_with_its_share():
-    # 100 deltas, 10 s: a proxy flushes every 2.5 s, each flush holding a quarter
+    # 100 deltas over 10 s, held by a proxy and flushed every 2.5 s, a quarter each time
     events = anthropic(text=["abcd" * 5] * 100)
     chunks = [(0.2, b"".join(events[:3]))]
     for k in range(4):
         chunks.append((2.5 * (k + 1), b"".join(events[3 + 25 * k: 28 + 25 * k])))
     chunks.append((10.1, b"".join(events[103:])))
     burst = inspect_chunks(chunks).delivery.burst
-    # the content window is 2.5 .. 10.0; 90% of it needs 4 flushes: 2.5 .. 10.0 (7.5 s)
-    assert burst.window == approx(7.5) and burst.seconds == approx(7.5)
-    assert not burst.bursty
-    chunks[1:5] = [(2.5, b"".join(events[3:103]))]
-    assert inspect_chunks(chunks).delivery.burst.bursty
+    # the content window 2.5 .. 10.0 in 50 slots: 4 of them hold it all (90% needs 4)
+    assert (burst.window, burst.share, burst.seconds) == (approx(7.5), approx(4 / 50), approx(0.6))
+    assert burst.largest == approx(0.25) and burst.bursty
+
+
+def test_a_stall_in_a_flowing_stream_is_not_a_burst():
+    events = anthropic(text=["abcd" * 5] * 100)
+    chunks = timed(events[:40], start=0.5, gap=0.05) + timed(events[40:], start=60.0, gap=0.05)
+    report = inspect_chunks(chunks)
+    burst = report.delivery.burst
+    assert burst.share <= 0.2 and burst.largest == approx(0.01) and not burst.bursty
+    assert report.gaps.stall.seconds == approx(60.0 - 0.5 - 39 * 0.05)
 
 
 def test_steady_delivery_is_not_a_burst():

@@ -67,6 +67,15 @@ class InspectUsage(SseToolError):
     exit_code = ExitCode.USAGE
 
 
+def _complete_conditions(incomplete: str) -> list[str]:
+    """Shell completion of --fail-on: the names of conditions, after those given."""
+    from ..inspect.many import FLAGS, THRESHOLDS
+
+    given, comma, last = incomplete.rpartition(",")
+    return [f"{given}{comma}{name}" for name in (*FLAGS, *(f"{t}=" for t in THRESHOLDS))
+            if name.startswith(last)]
+
+
 def inspect(
     files: Optional[List[str]] = typer.Argument(
         None, help="Recordings or stream files (default: stdin, read live; - is stdin)."
@@ -74,8 +83,8 @@ def inspect(
     json_out: bool = typer.Option(False, "--json", "-j",
                                   help="One JSON object per stream, then one summary object (JSON lines)."),
     fail_on: Optional[str] = typer.Option(
-        None, "--fail-on", metavar="CONDITIONS",
-        help="Exit non-zero when a stream meets one: truncated,error,early,burst,stall=30s,ttft=5s,tps=20."),
+        None, "--fail-on", metavar="CONDITIONS", autocompletion=_complete_conditions,
+        help="Exit non-zero when a stream meets one of these comma-separated conditions (below)."),
     tee: bool = typer.Option(False, "--tee", help="Copy the input to stdout unchanged (the report goes to stderr)."),
     sort: SortKey = typer.Option("given", "--sort", help="Order of the rows (several inputs): by a column."),
     reverse: bool = typer.Option(False, "--reverse", "-r", help="Reverse the order of --sort."),
@@ -96,9 +105,9 @@ def inspect(
     from ..inspect.many import parse_fail_on
 
     limit = parse_size(max_event_size)
-    conditions = parse_fail_on(fail_on, parse_duration) if fail_on else []
 
     def body() -> int:
+        conditions = parse_fail_on(fail_on, parse_duration) if fail_on else []
         # What is read is kept until the report (chunks, arrivals): a growing heap of
         # tuples that the cyclic collector would walk again and again (a third of the
         # time on a long recording) to find no cycle. The process ends after the report.

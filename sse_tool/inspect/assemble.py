@@ -72,7 +72,7 @@ def assemble(ins, end_time: float | None, outcome: str | None, detail: str) -> S
             events_per_chunk_mean=ins.events / chunks if chunks else None,
             multi_event_chunks=ins.multi, split_events=ins.split,
             chunks_per_event_max=max(ins.most_chunks, 1 if ins.events else 0),
-            burst=figures.burst(series) if series else None),
+            burst=figures.burst(series, ins.pieces) if series else None),
         sizes=Sizes(
             bytes=ins.bytes, events=ins.events, chunks=chunks, largest_event=ins.largest,
             line_ends=_line_style(ins), comments=comments, keepalives=len(keepalive_times),

@@ -104,6 +104,7 @@ class Inspector:
         self.texts: dict[Channel, list[str]] = {_ANSWER: [], _REASONING: []}
         self.tool_indexes: set = set()
         self.tool_chars = 0
+        self.pieces = 0  # deltas with text and tool-call pieces
         self.usage: dict | None = None
 
     # -- feeding ------------------------------------------------------------------------
@@ -238,6 +239,7 @@ class Inspector:
         if len(records) == 1 and type(records[0]) is Delta:  # nearly every chunk: one delta
             text = records[0].text
             if text:
+                self.pieces += 1
                 channel = records[0].channel
                 self.texts[channel].append(text)
                 if channel is _ANSWER:
@@ -259,12 +261,14 @@ class Inspector:
             kind = type(record)
             if kind is Delta:
                 if record.text:
+                    self.pieces += 1
                     texts[record.channel].append(record.text)
                     if record.channel is _ANSWER:
                         answer += len(record.text)
                     else:
                         reasoning += len(record.text)
             elif kind is ToolCall:
+                self.pieces += 1
                 tool_seen = True
                 tool += len(record.arguments)
                 self.tool_indexes.add(record.index)

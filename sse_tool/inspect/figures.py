@@ -16,13 +16,16 @@ from operator import add, itemgetter, sub
 from ..model import EARLY_STOP_REASONS, End, Status
 from .report import Burst, Gaps, Rate, Stall, Tokens
 
-#: share of the content a burst window must hold
+#: see ``burst``: the share of the content counted, the slots of the content window, the
+#: share of them at most that make a burst, and the share of the content one chunk must
+#: bring; a burst needs at least this many characters (about 50 tokens) and pieces of
+#: content, or a short answer in one chunk would look like buffering
 BURST_CONTENT = 0.9
-#: a content window this small a share of the answer's time, or less, is a burst ...
+BURST_SLOTS = 50
 BURST_SHARE = 0.2
-#: ... when the content is at least this many characters (about 50 tokens): a short
-#: answer in one chunk is no sign of buffering
+BURST_LARGEST = 0.1
 BURST_MIN_CHARS = 200
+BURST_MIN_PIECES = 20
 #: characters of text shown before a stall
 CONTEXT = 40
 
@@ -100,27 +103,34 @@ def longest_stall(series: list[tuple], start: float | None, end: float | None,
 # -- bursts -----------------------------------------------------------------------------
 
 
-def burst(series: list[tuple]) -> Burst | None:
-    """The smallest part of the content window (first token to last) that received
-    ``BURST_CONTENT`` of the content characters, as a share of that window."""
+def burst(series: list[tuple], pieces: int) -> Burst | None:
+    """How the content was spread over its window (first token to last), cut into
+    ``BURST_SLOTS`` equal slots (fewer when there are fewer ``pieces`` of content: deltas
+    and tool-call pieces): the share of the slots that hold ``BURST_CONTENT`` of the
+    characters, the fullest first. A stream that flows fills about that share of them;
+    one held back and released in a few chunks fills a few. It is called a burst when
+    the share is at most ``BURST_SHARE`` and one chunk alone brought at least
+    ``BURST_LARGEST`` of the content (a stall in a flowing stream empties slots too, but
+    brings no such chunk), given enough content to judge."""
     sizes = list(map(sum, map(itemgetter(1, 2, 3), series)))
     total = sum(sizes)
     if not total:
         return None
     times = list(map(itemgetter(0), series))
     window = times[-1] - times[0]
-    target = BURST_CONTENT * total
-    # For each first arrival i, the run i..e-1 is the shortest holding the target: e is
-    # found by bisection in the running sums, in C (map over C functions). Only the
-    # arrivals before the last (1 - BURST_CONTENT) of the content can start such a run.
-    running = [0, *accumulate(sizes)]
-    starts = bisect_right(running, total - target)
-    ends = list(map(bisect_left, repeat(running, starts), map(add, running[:starts], repeat(target, starts))))
-    lasts = map(times.__getitem__, map(sub, ends, repeat(1, starts)))
-    shortest = min(map(sub, lasts, times[:starts]))
-    share = shortest / window if window > 0 else 0.0
-    return Burst(share, shortest, window, total >= BURST_MIN_CHARS and share <= BURST_SHARE,
-                 BURST_CONTENT)
+    largest = max(sizes) / total
+    share = 0.0
+    if window > 0:
+        slots = max(1, min(BURST_SLOTS, pieces))
+        running = [0, *accumulate(sizes)]
+        bounds = [bisect_left(times, times[0] + window * k / slots) for k in range(1, slots)]
+        amounts = sorted(map(sub, map(running.__getitem__, [*bounds, len(times)]),
+                             map(running.__getitem__, [0, *bounds])), reverse=True)
+        used = bisect_left(list(accumulate(amounts)), BURST_CONTENT * total) + 1
+        share = used / slots
+    bursty = (total >= BURST_MIN_CHARS and pieces >= BURST_MIN_PIECES and share <= BURST_SHARE
+              and largest >= BURST_LARGEST)
+    return Burst(share, share * window, window, bursty, BURST_CONTENT, largest)
 
 
 # -- tokens and rates -------------------------------------------------------------------

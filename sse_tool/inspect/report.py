@@ -120,16 +120,18 @@ class Gaps(NamedTuple):
 
 
 class Burst(NamedTuple):
-    """How the content was spread over the answer's time."""
+    """How the content was spread over its window (see ``figures.burst``)."""
 
-    #: the smallest share of the content window holding ``content_share`` of the content
+    #: the share of the content window's slots that hold ``content_share`` of the content
     share: float
-    #: that window, in seconds, and the whole content window (first token to last)
+    #: the time those slots span, and the whole content window (first token to last)
     seconds: float
     window: float
-    #: True when the content is large enough and the share small: delivered in bursts
+    #: True when delivered in bursts: a small share, and a chunk bringing much at once
     bursty: bool
     content_share: float = 0.9
+    #: the part of the content the fullest chunk brought
+    largest: float = 0.0
 
 
 class Delivery(NamedTuple):
@@ -275,7 +277,8 @@ def to_json(report: StreamReport, findings: list[str] | None = None) -> dict:
             "chunks_per_event_max": dl.chunks_per_event_max},
         "burst": None if burst is None else {
             "share": round(burst.share, 4), "content_share": burst.content_share,
-            "seconds": _t(burst.seconds), "window": _t(burst.window), "bursty": burst.bursty},
+            "seconds": _t(burst.seconds), "window": _t(burst.window),
+            "largest_arrival": round(burst.largest, 4), "bursty": burst.bursty},
         "sizes": {
             "bytes": sz.bytes, "events": sz.events, "chunks": sz.chunks,
             "largest_event": sz.largest_event, "line_ends": sz.line_ends,

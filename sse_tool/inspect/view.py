@@ -7,6 +7,8 @@ so the same lines are printed plain into a pipe or a file and in colour on a ter
 
 from __future__ import annotations
 
+import re
+
 from .many import Summary, burst_share, stall_seconds, tokens_per_second
 from .picture import Line, picture
 from .report import Rate, StreamReport
@@ -54,19 +56,22 @@ def _heading(text: str) -> Line:
 
 def report_lines(report: StreamReport, met: list | None = None) -> list[Line]:
     """One stream, in full."""
-    lines: list[Line] = [[("sse-tool inspect: ", "dim"), (report.name, "title")]]
-    what = [report.provider or "unknown provider", report.model, _input_words(report)]
+    name = report.name if len(report.name) <= WIDTH - 18 else "…" + report.name[-(WIDTH - 19):]
+    lines: list[Line] = [[("sse-tool inspect: ", "dim"), (name, "title")]]
+    what = [report.provider, report.model, _input_words(report)]
     lines.append([("  " + " · ".join(w for w in what if w), "dim")])
     lines.append([])
-    verdict = [("  " + _MARK[report.verdict] + " " + report.verdict, _VERDICT_STYLE[report.verdict]),
-               (f": {report.cause.replace('_', ' ')}", _VERDICT_STYLE[report.verdict])]
-    if report.detail:
-        verdict.append((f" ({report.detail})", ""))
-    lines += _wrapped(verdict)
-    extra = ["usage reported" if report.usage_reported else "no usage reported"]
+    style = _VERDICT_STYLE[report.verdict]
+    cause = report.cause.replace("_", " ")
+    if report.verdict == "complete" and report.stop_reason:
+        cause = report.stop_reason if report.cause in ("end_turn", "other") else \
+            f"{report.stop_reason} ({cause})"
+    usage = "usage reported" if report.usage_reported else "no usage reported"
+    lines.append([(f"  {_MARK[report.verdict]} {report.verdict}: {cause}", style), (f" · {usage}", "dim")])
+    if report.verdict != "complete":
+        lines += _wrapped([("    " + _one_line(report.detail), "")])
     if report.stopped_early:
-        extra.insert(0, "the model stopped early")
-    lines.append([("    " + " · ".join(extra), "warn" if report.stopped_early else "dim")])
+        lines.append([("    the model stopped early", "warn")])
     for note in report.notes:
         lines += _wrapped([("    " + note, "warn")])
     if met:
@@ -76,7 +81,7 @@ def report_lines(report: StreamReport, met: list | None = None) -> list[Line]:
     else:
         lines += [[], [("  No timing: a plain stream file (a recording, fetch --record, has it).", "dim")]]
     lines += _sizes(report)
-    art = picture(report, WIDTH)
+    art = picture(report, WIDTH) if report.series or report.keepalive_times else []
     if art:
         lines += [[], _heading("Picture") + [("  (characters over time; ━ longest stall, ┴ keep-alive)", "dim")]]
         lines += art
@@ -86,6 +91,8 @@ def report_lines(report: StreamReport, met: list | None = None) -> list[Line]:
 def _input_words(report: StreamReport) -> str:
     kind = {"sse": "SSE", "json-array": "JSON array", "ndjson": "NDJSON", "events": "frame records",
             "records": "channel records"}.get(report.source or "", "no stream")
+    if report.cause == "http_error":
+        kind = "an error body"
     if report.origin == "recording":
         http = report.http
         head = f", HTTP {http.status}" if http and http.status else ""
@@ -118,6 +125,8 @@ def _timing(report: StreamReport) -> list[Line]:
     lines.append([("    " + " · ".join(phases), "title")])
 
     rates = report.rates
+    if rates.output is None and not report.sizes.events:
+        return lines  # no stream: nothing more was timed
     lines += [[], _heading("Rates") + [("  (output tokens per second, per phase)", "dim")]]
     lines.append(_field("output", _rate(rates.output)))
     if rates.reasoning is not None:
@@ -157,19 +166,21 @@ def _timing(report: StreamReport) -> list[Line]:
     if dl.multi_event_chunks:
         shape += f"; {dl.multi_event_chunks:,} chunks held several (up to {dl.events_per_chunk_max})"
     if dl.split_events:
-        shape += f"; {dl.split_events:,} events split over {dl.chunks_per_event_max if dl.chunks_per_event_max > 2 else 2}"
-        shape += "+ chunks" if dl.chunks_per_event_max > 2 else " chunks"
+        shape += f"; {dl.split_events:,} events split over several chunks (up to {dl.chunks_per_event_max})"
     lines += _wrapped(_field("chunks", shape))
     burst = dl.burst
-    if burst is not None:
-        share = f"{burst.content_share:.0%} of the content in {burst.share:.0%} of the answer's time " \
-                f"({seconds(burst.seconds)} of {seconds(burst.window)})"
+    if burst is not None and not burst.window:
+        lines.append(_field("spread", f"all of the content at once, at {seconds(report.timeline.last_token)}"))
+    elif burst is not None:
+        largest = f"{burst.largest:.0%}" if burst.largest >= 0.1 else f"{burst.largest:.1%}"
+        share = f"{burst.content_share:.0%} of the content in {burst.share:.0%} of its time " \
+                f"({seconds(burst.seconds, False)} of {seconds(burst.window)}); the fullest chunk " \
+                f"brought {largest}"
         lines += _wrapped(_field("spread", share))
-        if burst.bursty:
-            lines += _wrapped(_field("", "delivered in bursts: most of the content arrived at once, "
-                                         "as through a buffering proxy", "bad"))
-        else:
-            lines.append(_field("", "streamed steadily", "ok"))
+    if burst is not None and burst.bursty:
+        lines += _wrapped(_field("", "delivered in bursts: most of the content arrived at once, as "
+                                     "through a buffering proxy (the rates above are its, not the model's)",
+                                 "bad"))
     return lines
 
 
@@ -177,6 +188,9 @@ def _sizes(report: StreamReport) -> list[Line]:
     sz, tk = report.sizes, report.tokens
     lines = [[], _heading("Sizes")]
     ends = {"lf": "LF", "crlf": "CRLF", "cr": "CR", "mixed": "mixed"}.get(sz.line_ends or "", "no")
+    if not sz.events:
+        lines.append(_field("bytes", f"{sz.bytes:,} in {sz.chunks:,} chunk(s), no event"))
+        return lines
     lines.append(_field("bytes", f"{sz.bytes:,} in {sz.events:,} events and {sz.chunks:,} chunks; "
                                  f"largest event {sz.largest_event:,} B"))
     lines.append(_field("shape", f"{ends} line ends · {sz.comments:,} comment(s)"
@@ -222,13 +236,17 @@ def _wrapped(line: Line, width: int = WIDTH) -> list[Line]:
 
 
 def _words(text: str) -> list[str]:
+    """``text`` cut before each space that follows a word, a unit kept with its number."""
     words, start = [], 0
     for i in range(1, len(text)):
-        if text[i] == " " and text[i - 1] != " ":
+        if text[i] == " " and text[i - 1] != " " and not _UNIT.match(text, i):
             words.append(text[start:i])
             start = i
     words.append(text[start:])
     return words
+
+
+_UNIT = re.compile(r" (s|B|tok/s)\b")
 
 
 # -- many streams -------------------------------------------------------------------------
@@ -236,18 +254,22 @@ def _words(text: str) -> list[str]:
 
 def table_lines(results: list, summary: Summary) -> list[Line]:
     """One row per stream, then the aggregates."""
-    name_width = min(26, max([4] + [len(r.name) for r, _ in results]))
+    folder = _common_folder([r.name for r, _ in results])
+    names = [r.name[len(folder):] for r, _ in results]
+    name_width = min(26, max([4] + [len(n) for n in names]))
     head = f"  {'file'.ljust(name_width)}  {'verdict'.ljust(24)} {'ttft':>8} {'tok/s':>7} {'stall':>8} {'burst':>6}"
-    lines: list[Line] = [[(head, "title")]]
-    for report, met in results:
-        name = report.name if len(report.name) <= name_width else "…" + report.name[-name_width + 1:]
+    lines: list[Line] = [[(f"  in {folder}", "dim")]] if folder else []
+    lines.append([(head, "title")])
+    for (report, met), name in zip(results, names):
+        name = name if len(name) <= name_width else "…" + name[-name_width + 1:]
         verdict = f"{report.verdict} {report.cause.replace('_', ' ')}"
         tps = tokens_per_second(report)
         share = burst_share(report)
         row = [(f"  {name.ljust(name_width)}  ", ""),
                (verdict[:24].ljust(24), _VERDICT_STYLE[report.verdict]),
-               (f" {seconds(report.ttft, False):>8} {_num(tps):>7} {seconds(stall_seconds(report), False):>8} "
-                f"{'—' if share is None else f'{share:.0%}':>6}", "")]
+               (f" {seconds(report.ttft, False):>8} {_num(tps):>7} {seconds(stall_seconds(report), False):>8} ", ""),
+               (f"{'—' if share is None else f'{share:.0%}':>5}", ""),
+               ("!" if report.delivery.burst and report.delivery.burst.bursty else " ", "bad")]
         if met:
             row.append((" ✘", "bad"))
         lines.append(row)
@@ -265,10 +287,22 @@ def table_lines(results: list, summary: Summary) -> list[Line]:
                                ("stall (s)", summary.stall, lambda v: seconds(v, False))):
         lines.append([(f"    {label:14}", "label"),
                       (f"{fmt(spread.p50):>10}{fmt(spread.p95):>10}{fmt(spread.max):>10}   {spread.count}", "")])
+    if any(r.delivery.burst and r.delivery.burst.bursty for r, _ in results):
+        lines.append([("    ! delivered in bursts (most of the content at once)", "dim")])
     if summary.findings:
         text = ", ".join(f"{name} {n}" for name, n in summary.findings.items())
         lines.append([("    --fail-on: ", "label"), (text, "bad")])
     return lines
+
+
+def _common_folder(names: list[str]) -> str:
+    """The folder all ``names`` share (with its slash), or ""."""
+    import os.path
+
+    if len(names) < 2 or any("/" not in n for n in names):
+        return ""
+    folder = os.path.commonpath(names) if len({n.startswith("/") for n in names}) == 1 else ""
+    return folder + "/" if folder and folder not in names else ""
 
 
 def _num(value: float | None) -> str:
