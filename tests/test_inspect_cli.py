@@ -285,53 +285,46 @@ def test_ctrl_c_on_a_live_stream_still_writes_the_report_and_exits_130():
 # -- on a terminal ---------------------------------------------------------------------------
 
 
-def test_on_a_terminal_the_report_is_in_colour_and_fits_80_columns(recs):
-    master, slave = os.openpty()
+def on_a_terminal(*args: str, **env_vars: str) -> bytes:
+    """What ``sse-tool inspect ARGS`` writes to a pseudo-terminal 120 columns wide."""
     import fcntl
     import struct
     import termios
 
+    master, slave = os.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 120, 0, 0))
     env = clean_env(TERM="xterm-256color")
     for name in ("NO_COLOR", "FORCE_COLOR", "COLUMNS", "LINES"):
         env.pop(name, None)
-    proc = subprocess.Popen([*SSE_TOOL, "inspect", str(recs["stalled.rec"])], stdin=subprocess.DEVNULL,
+    env.update(env_vars)
+    proc = subprocess.Popen([*SSE_TOOL, "inspect", *args], stdin=subprocess.DEVNULL,
                             stdout=slave, stderr=slave, env=env)
     os.close(slave)
     raw = b""
     while True:
         try:
             chunk = os.read(master, 65536)
-        except OSError:
+        except OSError:  # EIO: the child closed the terminal
             break
         if not chunk:
             break
         raw += chunk
     os.close(master)
     assert proc.wait(30) == 0
-    text = raw.decode("utf-8")
+    return raw
+
+
+def test_on_a_terminal_the_report_is_in_colour_and_fits_80_columns(recs):
+    text = on_a_terminal(str(recs["stalled.rec"])).decode("utf-8")
     assert "\x1b[" in text  # colour
     plain = ANSI.sub("", text).replace("\r", "")
     assert "longest stall" in plain and max(map(len, plain.splitlines())) <= 80
 
 
-def test_no_color_and_color_never_leave_a_terminal_report_without_colour(recs):
-    master, slave = os.openpty()
-    env = clean_env(TERM="xterm-256color", NO_COLOR="1")
-    proc = subprocess.Popen([*SSE_TOOL, "inspect", str(recs["steady.rec"])], stdin=subprocess.DEVNULL,
-                            stdout=slave, stderr=slave, env=env)
-    os.close(slave)
-    raw = b""
-    while True:
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:
-            break
-        if not chunk:
-            break
-        raw += chunk
-    os.close(master)
-    proc.wait(30)
+def test_no_color_leaves_a_terminal_report_without_colour(recs):
+    raw = on_a_terminal(str(recs["steady.rec"]), NO_COLOR="1")
+    assert not re.search(rb"\x1b\[[0-9;]*m", raw.replace(b"\x1b[0m", b"")) and b"Timeline" in raw
+    raw = on_a_terminal("--color", "never", str(recs["steady.rec"]), FORCE_COLOR="1")
     assert not re.search(rb"\x1b\[[0-9;]*m", raw.replace(b"\x1b[0m", b"")) and b"Timeline" in raw
 
 
