@@ -14,6 +14,7 @@ import pytest
 
 from .inspect_streams import anthropic, event, openai, recording, timed
 from .support import ROOT, SSE_TOOL, clean_env
+from .test_cli_unix import COLOUR, on_a_terminal
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
 
@@ -285,47 +286,19 @@ def test_ctrl_c_on_a_live_stream_still_writes_the_report_and_exits_130():
 # -- on a terminal ---------------------------------------------------------------------------
 
 
-def on_a_terminal(*args: str, **env_vars: str) -> bytes:
-    """What ``sse-tool inspect ARGS`` writes to a pseudo-terminal 120 columns wide."""
-    import fcntl
-    import struct
-    import termios
-
-    master, slave = os.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 120, 0, 0))
-    env = clean_env(TERM="xterm-256color")
-    for name in ("NO_COLOR", "FORCE_COLOR", "COLUMNS", "LINES"):
-        env.pop(name, None)
-    env.update(env_vars)
-    proc = subprocess.Popen([*SSE_TOOL, "inspect", *args], stdin=subprocess.DEVNULL,
-                            stdout=slave, stderr=slave, env=env)
-    os.close(slave)
-    raw = b""
-    while True:
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:  # EIO: the child closed the terminal
-            break
-        if not chunk:
-            break
-        raw += chunk
-    os.close(master)
-    assert proc.wait(30) == 0
-    return raw
-
-
 def test_on_a_terminal_the_report_is_in_colour_and_fits_80_columns(recs):
-    text = on_a_terminal(str(recs["stalled.rec"])).decode("utf-8")
+    code, raw = on_a_terminal("inspect", str(recs["stalled.rec"]), COLUMNS="120")
+    text = raw.decode("utf-8")
+    assert code == 0
     assert "\x1b[" in text  # colour
     plain = ANSI.sub("", text).replace("\r", "")
     assert "longest stall" in plain and max(map(len, plain.splitlines())) <= 80
 
 
 def test_no_color_leaves_a_terminal_report_without_colour(recs):
-    raw = on_a_terminal(str(recs["steady.rec"]), NO_COLOR="1")
-    assert not re.search(rb"\x1b\[[0-9;]*m", raw.replace(b"\x1b[0m", b"")) and b"Timeline" in raw
-    raw = on_a_terminal("--color", "never", str(recs["steady.rec"]), FORCE_COLOR="1")
-    assert not re.search(rb"\x1b\[[0-9;]*m", raw.replace(b"\x1b[0m", b"")) and b"Timeline" in raw
+    for args, variables in ((["inspect"], {"NO_COLOR": "1"}), (["inspect", "--color", "never"], {"FORCE_COLOR": "1"})):
+        code, raw = on_a_terminal(*args, str(recs["steady.rec"]), **variables)
+        assert code == 0 and not COLOUR.search(raw) and b"Timeline" in raw
 
 
 def test_shell_completion_knows_the_command_its_options_and_the_fail_on_conditions():

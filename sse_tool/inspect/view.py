@@ -321,8 +321,9 @@ def show(lines: list[Line], file, *, color: bool) -> None:
     from rich.console import Console
     from rich.text import Text
 
-    console = Console(file=file, width=WIDTH, force_terminal=True, highlight=False,
+    console = Console(file=file, force_terminal=True, highlight=False,
                       color_system="auto" if color else None, no_color=not color)
+    console.width = min(WIDTH, console.width)  # a narrower terminal crops, never wraps
     for line in lines:
         text = Text(no_wrap=True, overflow="crop")
         for segment, style in line:
