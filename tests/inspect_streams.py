@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import json
+from contextlib import contextmanager
 
 from sse_tool.inspect import Inspector
 from sse_tool.recording import RecordingWriter
@@ -106,3 +107,17 @@ def recording(chunks, end=None, outcome="complete", detail="", status=200,
     if outcome is not None:
         writer.end(end if end is not None else (chunks[-1][0] if chunks else 0.0), outcome, detail)
     return out.getvalue()
+
+
+@contextmanager
+def served(directory, events, name: str = "story.sse"):
+    """A real ``sse-tool serve`` playing ``events`` as the stream file ``name``."""
+    from .serve_process import ServeProcess
+
+    path = directory / name
+    path.write_bytes(b"".join(events))
+    serve = ServeProcess(str(path))
+    try:
+        yield serve
+    finally:
+        serve.stop()

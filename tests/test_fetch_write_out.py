@@ -10,8 +10,7 @@ import pytest
 
 from sse_tool.fetch_writeout import Piece, Transfer, WriteOutError, parse_format, reads_stream, render
 
-from .inspect_streams import anthropic
-from .serve_process import ServeProcess
+from .inspect_streams import anthropic, served
 from .support import SSE_TOOL, clean_env
 
 EVENTS = anthropic(thinking=["Hmm"], text=["Hola", " mundo"], output_tokens=5)
@@ -86,11 +85,8 @@ def test_destinations_switch_as_the_format_goes():
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    path = tmp_path_factory.mktemp("w") / "story.sse"
-    path.write_bytes(b"".join(EVENTS))
-    serve = ServeProcess(str(path))
-    yield serve
-    serve.stop()
+    with served(tmp_path_factory.mktemp("w"), EVENTS) as serve:
+        yield serve
 
 
 def fetch(*args: str) -> subprocess.CompletedProcess:

@@ -5,7 +5,6 @@ the report on a terminal and into a pipe."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import time

@@ -13,8 +13,8 @@ import pytest
 
 from sse_tool.inspect import Inspector
 
-from .inspect_streams import anthropic
-from .serve_process import ServeProcess, run
+from .inspect_streams import anthropic, served
+from .serve_process import run
 from .support import SSE_TOOL, clean_env
 
 RATE = 20  # events a second: serve's default pace for a stream file
@@ -29,11 +29,8 @@ TOLERANCE = 0.2  # seconds, on a figure measured across two processes and a sock
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    path = tmp_path_factory.mktemp("live") / "story.sse"
-    path.write_bytes(b"".join(EVENTS))
-    serve = ServeProcess(str(path))
-    yield serve
-    serve.stop()
+    with served(tmp_path_factory.mktemp("live"), EVENTS) as serve:
+        yield serve
 
 
 def planned():

@@ -242,12 +242,12 @@ def _run(request, timeouts, redactor, say, *, http2, location, max_redirs, retry
     out = Output()
     recorder = _Recorder(record, redactor)
     start = time.monotonic()
-    trace = None
-    if transfer is not None:
-        def trace(event, info):
-            transfer.trace(time.monotonic() - start, event, info)
+
+    def trace(event, info):  # for -w: when the connection was made, and so on
+        transfer.trace(time.monotonic() - start, event, info)
     items = stream(request, timeouts=timeouts, policy=RetryPolicy(retry, partial=retry_partial, base=retry_delay),
-                   http2=http2, follow_redirects=location, max_redirects=max_redirs, trace=trace)
+                   http2=http2, follow_redirects=location, max_redirects=max_redirs,
+                   trace=trace if transfer is not None else None)
     try:
         with closing(items):
             for item in items:

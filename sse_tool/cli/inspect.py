@@ -150,6 +150,9 @@ class _Run:
     def one(self, path: str) -> None:
         name = "<stdin>" if path == "-" else path
         fd = self._open(path)
+        if path == "-" and fd >= 0 and os.isatty(fd):
+            warn("inspect", "reading a stream from the terminal (Ctrl-D ends it); "
+                            "give a FILE, or pipe a stream in")
         try:
             report = self._read(name, fd, live=path == "-" and _is_live(fd))
         except BadInput as exc:

@@ -10,8 +10,8 @@ from __future__ import annotations
 import math
 import re
 from bisect import bisect_left, bisect_right
-from itertools import accumulate, repeat
-from operator import add, itemgetter, sub
+from itertools import accumulate
+from operator import itemgetter, sub
 
 from ..model import EARLY_STOP_REASONS, End, Status
 from .report import Burst, Gaps, Rate, Stall, Tokens

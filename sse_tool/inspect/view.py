@@ -217,9 +217,10 @@ def _wrapped(line: Line, width: int = WIDTH) -> list[Line]:
     text = "".join(t for t, _ in line)
     if len(text) <= width:
         return [line]
-    indent = " " * (len(text) - len(text.lstrip(" ")) + (0 if text.lstrip().startswith(("✔", "✘")) else 0))
-    if line and line[0][1] == "label" and len(line) > 1:
+    if line[0][1] == "label" and len(line) > 1:  # a field: under its value
         indent = " " * len(line[0][0])
+    else:
+        indent = " " * (len(text) - len(text.lstrip(" ")))
     out: list[Line] = []
     current: Line = []
     used = 0
