@@ -152,20 +152,23 @@ def fetch(
     def body_and_write_out() -> int:
         if write_out is None:
             return body()
+        if write_out == "@-" and (prompt == "-" or "@-" in (data, json_data)):
+            raise FetchUsage("-w @- and the request cannot both read stdin")
         pieces = _write_out_format(write_out)  # a bad format is a usage error before any request
         transfer = Transfer(read_stream=reads_stream(pieces))
-        code = ExitCode.INTERNAL
+        code, error = ExitCode.INTERNAL, ""
         try:
             code = body(transfer)
+            error = said[-1] if said and code else ""
             return code
         except BrokenPipeError:
-            code = ExitCode.BROKEN_PIPE
+            code, error = ExitCode.BROKEN_PIPE, "the reader closed the pipe"
             raise
         except KeyboardInterrupt:
-            code = ExitCode.INTERRUPTED
+            code, error = ExitCode.INTERRUPTED, "interrupted"
             raise
         finally:
-            _write_out(pieces, transfer, code, said[-1] if said and code else "", say)
+            _write_out(pieces, transfer, code, error, say)
 
     run_stage("fetch", body_and_write_out)
 
@@ -259,8 +262,9 @@ def _run(request, timeouts, redactor, say, *, http2, location, max_redirs, retry
                 elif isinstance(item, Sending):
                     if item.attempt == 1:  # the times count from here: the request, not the imports
                         start = time.monotonic()
+                        if transfer is not None:
+                            transfer.started = start
                     if transfer is not None:
-                        transfer.started = transfer.started if item.attempt > 1 else start
                         transfer.sending(item.method, redactor.url(item.url), item.attempt)
                     if verbose:
                         _show(redactor, "> ", f"{item.method} {redactor.url(item.url)}", item.headers)
