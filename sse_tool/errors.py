@@ -31,7 +31,8 @@ class ExitCode(IntEnum):
     TIMEOUT = 8
     #: only with ``--strict``: complete, but the model stopped early
     STOPPED_EARLY = 9
-    #: ``check``: findings at or above the ``--fail-on`` level
+    #: a CI gate: ``check`` found problems at or above ``--fail-on``, or ``inspect --fail-on``
+    #: saw a threshold crossed (a stall, a late first token, a slow rate, a burst)
     FINDINGS = 10
     #: SIGINT
     INTERRUPTED = 130

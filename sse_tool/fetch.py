@@ -168,11 +168,13 @@ def stream(
     trust_env: bool = True,
     sleep: Callable[[float], None] = time.sleep,
     clock: Callable[[], float] = time.monotonic,
+    trace: Callable[[str, dict], None] | None = None,
 ) -> Iterator[Sending | Head | bytes | Retrying]:
     """Send ``request`` (again, as ``policy`` allows) and yield what happens, as it happens.
 
     Closing the generator (or an exception while it is suspended, such as Ctrl-C)
-    closes the connection at once.
+    closes the connection at once. ``trace`` is given httpcore's trace events (connection
+    made, TLS done, request sent: ``fetch -w`` times them).
     """
     httpx = _httpx()
     policy = policy or RetryPolicy(0)
@@ -195,7 +197,7 @@ def stream(
             attempt += 1
             try:
                 fresh = True
-                for item in _attempt(client, request, headers, attempt, run, follow_redirects):
+                for item in _attempt(client, request, headers, attempt, run, follow_redirects, trace):
                     if isinstance(item, bytes):
                         if fresh and passed_on:
                             # A partial line would swallow the marker: end it first.
@@ -244,7 +246,7 @@ class _Run:
                         Failure("timeout", timeout=which, partial=partial))
 
 
-def _attempt(client, request, headers, attempt, run, follow_redirects):
+def _attempt(client, request, headers, attempt, run, follow_redirects, trace=None):
     httpx = _httpx()
     connect, connect_which = run.bound(run.timeouts.connect, "connect")
     first, first_which = run.bound(run.timeouts.first_byte, "first-byte")
@@ -253,6 +255,7 @@ def _attempt(client, request, headers, attempt, run, follow_redirects):
         req = client.build_request(
             request.method, request.url, headers=list(headers), content=request.body,
             timeout=httpx.Timeout(connect=connect, read=first, write=write, pool=connect),
+            extensions={"trace": trace} if trace is not None else None,
         )
     except (httpx.InvalidURL, httpx.UnsupportedProtocol, ValueError, TypeError) as exc:
         raise UsageError(f"bad request: {exc}") from None

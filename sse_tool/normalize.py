@@ -61,6 +61,10 @@ class Normalizer:
         self._adapter = PROVIDERS[provider]() if self.provider else None
         self._held: list[tuple[str, object]] = []
         self._cut: str | None = None  # why the input was cut, from frame's cut marker
+        #: once ``close`` has run: whether the provider's terminal event arrived, and why the
+        #: framing was cut (None if it was not), the two facts the status was decided from
+        self.terminal = False
+        self.cut: str | None = None
 
     def feed(self, item: SseEvent | SseComment) -> list[Record]:
         if isinstance(item, SseComment):
@@ -99,6 +103,7 @@ class Normalizer:
             out += self._choose("openai")
         a = self._adapter
         cut = frame_end.truncated if frame_end is not None and frame_end.truncated else self._cut
+        self.terminal, self.cut = bool(a.terminal), cut
         if a.error is not None:
             status, detail = Status.ERROR, None
         elif a.terminal and cut is None:

@@ -28,7 +28,7 @@ from .model import (
 )
 from .ndjson import NdjsonParser
 from .normalize import Normalizer
-from .sse import DEFAULT_MAX_EVENT_SIZE
+from .sse import DEFAULT_MAX_EVENT_SIZE, FrameEnd
 from .think import ThinkTags
 from .toolcalls import ToolCallCheck
 from .wire import load_event
@@ -65,6 +65,12 @@ class RecordReader:
         self.provider = provider
         self.source: str | None = None if source == "auto" else source
         self.max_event_size = max_event_size
+        #: what the framer returned for the last ``feed`` or ``close`` (events, reset
+        #: markers, or JSON lines before they are read), for a caller that looks at the
+        #: stream's shape beside its records (``inspect``)
+        self.items: list = []
+        #: the framing's end, once ``close`` has run (None before, or if nothing arrived)
+        self.frame_end: FrameEnd | None = None
         self.normalizer: Normalizer | None = None
         self._framer = None
         self._head = bytearray()  # grows in place: a long first line costs linear time
@@ -81,12 +87,22 @@ class RecordReader:
         if self.source:
             self._start(self.source)
 
+    @property
+    def framer(self):
+        """The framer reading the input, once the first bytes chose one (else None).
+
+        A caller may feed it directly from then on and hand each of its items to
+        ``normalizer.feed`` (``inspect`` does, to place every event's records in time);
+        ``close`` still ends both."""
+        return self._framer
+
     def feed(self, chunk: bytes) -> list[Record]:
         if self.error is not None:
             raise self.error
         self.received += len(chunk)
         if self._framer is None:
             self._head += chunk
+            self.items = []
             if self._line_pending and b"\n" not in chunk:
                 if len(self._head) > self.max_event_size:
                     raise EventTooLarge(self.max_event_size, 0)
@@ -102,13 +118,14 @@ class RecordReader:
         """The last records, ending with the one ``End``; none if no byte ever arrived."""
         if self.error is not None:
             raise self.error
+        self.items = []
         if not self.received:
             return []
         out: list[Record] = []
         if self._framer is None:
             self._start(self._sniff(final=True))
             out += self._consume(self._framer.feed(bytes(self._head)))
-        frame_end = self._framer.close()
+        frame_end = self.frame_end = self._framer.close()
         if self.normalizer is not None:
             return out + self._finish(self.normalizer.close(frame_end))
         if not self._ended:
@@ -144,6 +161,7 @@ class RecordReader:
             self.normalizer = Normalizer(self.provider)
 
     def _consume(self, items: list) -> list[Record]:
+        self.items = items
         out: list[Record] = []
         try:
             self._convert(items, out)

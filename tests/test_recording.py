@@ -102,3 +102,32 @@ def test_a_recording_survives_windows_line_ends_and_blank_lines():
 def test_bad_recordings_are_bad_input_naming_the_line(bad, where):
     with pytest.raises(BadInput, match=where):
         parse_recording(bad.split("\n"))
+
+
+def _read_both(data: bytes):
+    """(load_recording's result or error, parse_recording's line by line)."""
+    def attempt(read):
+        try:
+            return read()
+        except (BadInput, UnicodeDecodeError) as exc:
+            return type(exc)
+
+    return (attempt(lambda: load_recording(io.BytesIO(data))),
+            attempt(lambda: parse_recording(data.split(b"\n"))))
+
+
+@given(st.lists(st.binary(min_size=1, max_size=40), max_size=12))
+def test_reading_a_whole_recording_at_once_gives_what_reading_it_line_by_line_gives(datas):
+    data = _record([(i * 0.25, d) for i, d in enumerate(datas)]).encode()
+    whole, by_lines = _read_both(data)
+    assert whole == by_lines and [c.data for c in whole.chunks] == datas
+
+
+@given(st.lists(st.binary(min_size=1, max_size=30), min_size=1, max_size=6), st.data())
+def test_a_damaged_recording_is_read_at_once_as_line_by_line_or_rejected_alike(datas, draw):
+    data = bytearray(_record([(i * 0.5, d) for i, d in enumerate(datas)]).encode())
+    for _ in range(draw.draw(st.integers(1, 4))):  # overwrite bytes with those a reader trips on
+        at = draw.draw(st.integers(0, len(data) - 1))
+        data[at:at + 1] = draw.draw(st.sampled_from([b"\\", b'"', b"\n", b" ", b"x", b"9", b"\xff", b"q", b""]))
+    whole, by_lines = _read_both(bytes(data))
+    assert whole == by_lines

@@ -19,7 +19,7 @@ from . import _edge
 
 #: subcommands in the order of the pipe; each is the function of that name in the module
 #: of that name, with the module's ``EPILOG`` (examples, exit status) under its help
-COMMANDS = ("fetch", "frame", "normalize", "render", "replay", "serve", "check")
+COMMANDS = ("fetch", "frame", "normalize", "render", "inspect", "check", "replay", "serve")
 
 
 def _version(value: bool) -> None:
@@ -48,7 +48,7 @@ Examples:
 Exit status (every command):
   0 success   1 internal error   2 usage error   3 truncated   4 provider error
   5 bad input   6 HTTP error   7 network failure   8 timeout
-  9 stopped early (only with --strict)   10 findings (check --fail-on)
+  9 stopped early (only with --strict)   10 findings (check, inspect --fail-on)
   130 interrupted   141 the reader closed the pipe
 
 \b

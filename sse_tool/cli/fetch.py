@@ -19,6 +19,7 @@ import typer
 
 from ..errors import ExitCode, SseToolError
 from ..fetch import FetchError, Head, Request, Retrying, Sending, Timeouts, shorten, stream
+from ..fetch_writeout import Transfer, parse_format, reads_stream, render
 from ..presets import PROVIDERS, Generation, build, parse_param
 from ..redact import Redactor, is_secret_header
 from ..retry import RetryPolicy
@@ -38,6 +39,7 @@ Examples:
   sse-tool fetch --provider anthropic --model claude-sonnet-4-5 --prompt 'Hi' | sse-tool render
   echo 'Why?' | sse-tool fetch --provider openai --model gpt-4o-mini --prompt - --record why.rec
   sse-tool fetch --json @req.json -H "Authorization: Bearer $KEY" https://api.example.com/v1/chat
+  sse-tool fetch -w 'ttft %{time_first_token}s http %{http_code} exit %{exit_code}\n' URL > /dev/null
 
 \b
 Redirects are not followed unless -L is given (as with curl); proxies come from
@@ -111,6 +113,9 @@ def fetch(
                                        help="Also retry after body bytes went out; writes ': sse-tool reset' first."),
     record: Optional[str] = typer.Option(None, "--record", metavar="FILE", help="Save the exchange (see sse_tool/recording.py)."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Show request and response headers on stderr (secrets redacted)."),
+    write_out: Optional[str] = typer.Option(None, "--write-out", "-w", metavar="FORMAT",
+                                            help="After the transfer, write FORMAT to stderr: %{time_total}, "
+                                                 "%{time_first_token}, ... (as curl; @FILE reads it)."),
 ) -> None:
     """Send one HTTP request and write the response body to stdout as it arrives, unchanged.
 
@@ -127,10 +132,13 @@ def fetch(
         if proxy := os.environ.get(variable, "").strip():
             redactor.learn_url(proxy if "://" in proxy else "http://" + proxy)
 
-    def say(message: str) -> None:
-        warn("fetch", shorten(redactor.text(message), SHOWN_LIMIT))  # redacted, then cut
+    said: list[str] = []  # for -w's %{errormsg}: the last thing said
 
-    def body() -> int:
+    def say(message: str) -> None:
+        said.append(shorten(redactor.text(message), SHOWN_LIMIT))  # redacted, then cut
+        warn("fetch", said[-1])
+
+    def body(transfer: Optional[Transfer] = None) -> int:
         try:
             request = _request(url, method, header or [], data, json_data, provider, Generation(
                 model=model or "", prompt=prompt or "", system=system, max_tokens=max_tokens,
@@ -140,7 +148,7 @@ def fetch(
             return _run(request, timeouts, redactor, say, http2=http2, location=location,
                         max_redirs=max_redirs, retry=retry, retry_partial=retry_partial,
                         retry_delay=parse_duration(retry_delay),
-                        record=record, verbose=verbose)
+                        record=record, verbose=verbose, transfer=transfer)
         except SseToolError as exc:
             say(str(exc))
             return exc.exit_code
@@ -152,7 +160,28 @@ def fetch(
             say(f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for details)")
             return ExitCode.INTERNAL
 
-    run_stage("fetch", body)
+    def body_and_write_out() -> int:
+        if write_out is None:
+            return body()
+        if write_out == "@-" and (prompt == "-" or "@-" in (data, json_data)):
+            raise FetchUsage("-w @- and the request cannot both read stdin")
+        pieces = _write_out_format(write_out)  # a bad format is a usage error before any request
+        transfer = Transfer(read_stream=reads_stream(pieces))
+        code, error = ExitCode.INTERNAL, ""
+        try:
+            code = body(transfer)
+            error = said[-1] if said and code else ""
+            return code
+        except BrokenPipeError:
+            code, error = ExitCode.BROKEN_PIPE, "the reader closed the pipe"
+            raise
+        except KeyboardInterrupt:
+            code, error = ExitCode.INTERRUPTED, "interrupted"
+            raise
+        finally:
+            _write_out(pieces, transfer, code, error, say)
+
+    run_stage("fetch", body_and_write_out)
 
 
 def _duration(text: Optional[str]) -> Optional[float]:
@@ -223,23 +252,38 @@ def _read_data(value: Optional[str]) -> Optional[bytes]:
 
 
 def _run(request, timeouts, redactor, say, *, http2, location, max_redirs, retry, retry_partial,
-         retry_delay, record, verbose) -> int:
+         retry_delay, record, verbose, transfer=None) -> int:
     out = Output()
     recorder = _Recorder(record, redactor)
     start = time.monotonic()
+
+    def trace(event, info):  # for -w: when the connection was made, and so on
+        transfer.trace(time.monotonic() - start, event, info)
     items = stream(request, timeouts=timeouts, policy=RetryPolicy(retry, partial=retry_partial, base=retry_delay),
-                   http2=http2, follow_redirects=location, max_redirects=max_redirs)
+                   http2=http2, follow_redirects=location, max_redirects=max_redirs,
+                   trace=trace if transfer is not None else None)
     try:
         with closing(items):
             for item in items:
                 if isinstance(item, bytes):
                     recorder.chunk(time.monotonic() - start, item)
                     out.send(item)
+                    if transfer is not None:
+                        transfer.chunk(time.monotonic() - start, item)
                 elif isinstance(item, Sending):
+                    if item.attempt == 1:  # the times count from here: the request, not the imports
+                        start = time.monotonic()
+                        if transfer is not None:
+                            transfer.started = start
+                    if transfer is not None:
+                        transfer.sending(item.method, redactor.url(item.url), item.attempt)
                     if verbose:
                         _show(redactor, "> ", f"{item.method} {redactor.url(item.url)}", item.headers)
                     recorder.request(item)
                 elif isinstance(item, Head):
+                    if transfer is not None:
+                        transfer.head(time.monotonic() - start, item.status, item.http_version,
+                                      redactor.url(item.url), redactor.headers(item.headers), item.final)
                     if verbose:
                         _show(redactor, "< ", f"{item.http_version} {item.status} {item.reason}",
                               item.headers)
@@ -254,6 +298,8 @@ def _run(request, timeouts, redactor, say, *, http2, location, max_redirs, retry
     except FetchError as exc:
         body = getattr(exc, "body", b"")
         recorder.fail(time.monotonic() - start, exc, body)
+        if transfer is not None:
+            transfer.size += len(body)  # the error body was downloaded too, as curl counts it
         raise
     except BrokenPipeError:
         recorder.end(time.monotonic() - start, "broken-pipe")
@@ -263,6 +309,37 @@ def _run(request, timeouts, redactor, say, *, http2, location, max_redirs, retry
         raise
     recorder.end(time.monotonic() - start, "complete")
     return ExitCode.OK
+
+
+def _write_out_format(value: str):
+    """-w's pieces: the format itself, or read from @FILE (@- for stdin), as curl does."""
+    if value.startswith("@"):
+        value = _read_data(value).decode("utf-8", "replace")
+    return parse_format(value)
+
+
+def _write_out(pieces, transfer: Transfer, code: int, error: str, say) -> None:
+    """Write -w's text, after the transfer, where the format sends it."""
+    started = transfer.started
+    transfer.finish(0.0 if started is None else time.monotonic() - started, code, error)
+    for where, text in render(pieces, transfer):
+        data = text.encode("utf-8")
+        if where == "stdout":
+            try:
+                Output().send(data)
+            except BrokenPipeError:
+                pass
+        elif where == "stderr":
+            sys.stderr.flush()
+            sys.stderr.buffer.write(data)
+            sys.stderr.flush()
+        else:
+            path = where.lstrip(">").strip()
+            try:
+                with open(path, "ab" if where.startswith(">>") else "wb") as f:
+                    f.write(data)
+            except OSError as exc:
+                say(f"-w: %output{{{path}}}: {exc.strerror}")
 
 
 def _show(redactor: Redactor, mark: str, first: str, headers) -> None:
