@@ -160,6 +160,14 @@ class RecordReader:
         if kind != "records":
             self.normalizer = Normalizer(self.provider)
 
+    def adapt(self, records: list[Record]) -> list[Record]:
+        """Records the normalizer made of items a caller fed it directly (a fast path past
+        ``feed``), given what the reader does to its own: ``<think>`` blocks split out,
+        deltas and tool calls tracked for the end."""
+        if records and (self._think is not None or type(records[0]) is Reset):
+            records = self._after(records)
+        return self._track(records)
+
     def _consume(self, items: list) -> list[Record]:
         self.items = items
         out: list[Record] = []

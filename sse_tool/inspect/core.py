@@ -51,6 +51,8 @@ _NEVER = 1 << 62  # an offset past any input
 #: how much of an HTTP error body is kept for its message
 ERROR_BODY_LIMIT = 64 * 1024
 _ANSWER, _REASONING = Channel.ANSWER, Channel.REASONING
+# A refusal is the model's answer to the person, in its own channel: timed as the answer.
+_AS = {Channel.REFUSAL: _ANSWER}
 
 
 class Inspector:
@@ -197,6 +199,7 @@ class Inspector:
     def _sse_run(self, piece: bytes, run: list) -> None:
         """A run of SSE chunks read in one call, each event placed in its chunk."""
         framer, normalizer = self._sse
+        adapt = self.reader.adapt
         items = framer.feed(piece)
         if not items:
             return
@@ -222,7 +225,7 @@ class Inspector:
                         self._spanned(item.offset, start)
                 else:  # a reset marker: its place among the events is what counts
                     self.markers.add(item.offset)
-                records += normalizer.feed(item)
+                records += adapt(normalizer.feed(item))
         finally:  # what was read counts, even when an event turned out bad
             self.largest = largest
             self._arrived(time, start + len(chunk), events, records)
@@ -241,6 +244,7 @@ class Inspector:
             if text:
                 self.pieces += 1
                 channel = records[0].channel
+                channel = _AS.get(channel, channel)
                 self.texts[channel].append(text)
                 if channel is _ANSWER:
                     if self.first["answer"] is None:
@@ -262,8 +266,9 @@ class Inspector:
             if kind is Delta:
                 if record.text:
                     self.pieces += 1
-                    texts[record.channel].append(record.text)
-                    if record.channel is _ANSWER:
+                    channel = _AS.get(record.channel, record.channel)
+                    texts[channel].append(record.text)
+                    if channel is _ANSWER:
                         answer += len(record.text)
                     else:
                         reasoning += len(record.text)
