@@ -31,6 +31,8 @@ class ExitCode(IntEnum):
     TIMEOUT = 8
     #: only with ``--strict``: complete, but the model stopped early
     STOPPED_EARLY = 9
+    #: an output could not be written: stdout or stderr closed, or the disk full
+    OUTPUT = 10
     #: SIGINT
     INTERRUPTED = 130
     #: downstream closed the pipe
@@ -41,6 +43,12 @@ class SseToolError(Exception):
     """Base of every error the package raises on purpose."""
 
     exit_code: ExitCode = ExitCode.INTERNAL
+
+
+class OutputFailed(SseToolError):
+    """Writing stdout, stderr or an output file failed (closed, full, an I/O error)."""
+
+    exit_code = ExitCode.OUTPUT
 
 
 class BadInput(SseToolError):

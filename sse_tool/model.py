@@ -9,11 +9,14 @@ Every provider's stream becomes the same small vocabulary (one JSON line each on
     {"type": "usage", "usage": {...}}
     {"type": "meta", "key": "model", "value": "claude-..."}
     {"type": "reset"}
+    {"type": "note", "text": "fetch: HTTP 503; retry 1/2 in 0.5s (backoff)"}
     {"type": "end", "status": "complete", "stop_reason": "end_turn", "usage": {...}}
 
 ``reset`` means "discard the draft: a new attempt starts" (a retry after part of a body
-was seen). On the wire before ``normalize`` it travels as the SSE comment line
-``: sse-tool reset`` (``sse.RESET_COMMENT``; other SSE parsers ignore it as a comment).
+was seen); ``note`` is something an earlier stage wanted a person to see. On the wire
+before ``normalize`` both travel as in-band markers, SSE comment lines such as
+``: sse-tool reset`` (``marker.py``; other SSE parsers ignore them as comments), and so
+does an earlier stage's failure, which becomes the ``end`` record (its ``exit`` field).
 An ``end`` record is always last, exactly once.
 """
 
@@ -21,6 +24,8 @@ from __future__ import annotations
 
 from enum import Enum
 from typing import Any, NamedTuple
+
+from .typed import REQUIRED, field
 
 #: stop reasons meaning the model stopped before it was done (a length limit, a content
 #: filter, a refusal), compared in lower case across the dialects' spellings; ``--strict``
@@ -57,6 +62,11 @@ class Status(str, Enum):
     TRUNCATED = "truncated"
     #: the provider sent an error (even if a terminal event followed)
     ERROR = "error"
+    #: the input was not what the stage reads (``offset``: where, in bytes)
+    INVALID = "invalid"
+    #: an earlier stage (or this one) failed otherwise: HTTP, network, timeout, usage, ...;
+    #: ``exit`` holds its exit code
+    FAILED = "failed"
 
 
 # Records are named tuples, not dataclasses: they are built once per delta on the hot path
@@ -93,6 +103,12 @@ class Reset(NamedTuple):
     """Discard the draft: a new attempt starts."""
 
 
+class Note(NamedTuple):
+    """Something an earlier stage wants a person to see: "STAGE: TEXT"."""
+
+    text: str
+
+
 class End(NamedTuple):
     status: Status
     stop_reason: str | None = None
@@ -101,6 +117,11 @@ class End(NamedTuple):
     error: dict | None = None
     #: why the stream counts as truncated or failed, in words (for diagnostics)
     detail: str | None = None
+    #: the exit code this end stands for, when the status alone does not say it (an
+    #: earlier stage's failure, an interruption, ``--strict``)
+    exit: int | None = None
+    #: for ``invalid``: the byte offset of the bad input, when known
+    offset: int | None = None
 
 
 def _same_type_eq(self, other) -> bool:
@@ -112,10 +133,10 @@ def _same_type_ne(self, other) -> bool:
 
 
 # A Meta("answer", "x") must not equal a Delta(Channel.ANSWER, "x"), as plain tuples would.
-for _cls in (Delta, ToolCall, Usage, Meta, Reset, End):
+for _cls in (Delta, ToolCall, Usage, Meta, Reset, Note, End):
     _cls.__eq__, _cls.__ne__, _cls.__hash__ = _same_type_eq, _same_type_ne, tuple.__hash__
 
-Record = Delta | ToolCall | Usage | Meta | Reset | End
+Record = Delta | ToolCall | Usage | Meta | Reset | Note | End
 
 
 def to_record(item: Record) -> dict:
@@ -135,8 +156,10 @@ def to_record(item: Record) -> dict:
         return {"type": "meta", "key": item.key, "value": item.value}
     if isinstance(item, Reset):
         return {"type": "reset"}
+    if isinstance(item, Note):
+        return {"type": "note", "text": item.text}
     out = {"type": "end", "status": item.status.value, "stop_reason": item.stop_reason}
-    for name in ("usage", "error", "detail"):
+    for name in ("usage", "error", "detail", "exit", "offset"):
         value = getattr(item, name)
         if value is not None:
             out[name] = value
@@ -144,22 +167,39 @@ def to_record(item: Record) -> dict:
 
 
 def from_record(rec: dict) -> Record:
-    """A channel record back into its dataclass (raises KeyError/ValueError if malformed)."""
-    kind = rec["type"]
+    """A channel record back into its tuple; raises ``BadInput`` or ValueError naming what
+    is malformed.
+
+    Every field is type-checked here, where it is read: a record that passes is safe for
+    every later use (``render`` joins texts, compares stop reasons, reads error fields).
+    """
+    kind = field(rec, "type", str, REQUIRED)
     if kind == "delta":
-        return Delta(Channel(rec["channel"]), rec["text"])
+        return Delta(Channel(field(rec, "channel", str, REQUIRED)), field(rec, "text", str, REQUIRED))
     if kind == "tool_call":
-        return ToolCall(rec["index"], rec.get("id"), rec.get("name"), rec.get("arguments", ""))
+        index = field(rec, "index", int, REQUIRED)
+        return ToolCall(index, field(rec, "id", str, None), field(rec, "name", str, None),
+                        field(rec, "arguments", str, ""))
     if kind == "usage":
-        return Usage(rec["usage"])
+        return Usage(field(rec, "usage", dict, REQUIRED))
     if kind == "meta":
-        return Meta(rec["key"], rec.get("value"))
+        return Meta(field(rec, "key", str, REQUIRED), rec.get("value"))
     if kind == "reset":
         return Reset()
+    if kind == "note":
+        return Note(field(rec, "text", str, REQUIRED))
     if kind == "end":
+        error = field(rec, "error", dict, None)
+        if error is not None:
+            field(error, "type", str, None, "error.type")
+            field(error, "message", str, None, "error.message")
+        code = field(rec, "exit", int, None)
+        if code is not None and not 0 <= code < 256:
+            raise ValueError(f"'exit' is not an exit code: {code}")
         return End(
-            Status(rec["status"]), rec.get("stop_reason"), rec.get("usage"), rec.get("error"),
-            rec.get("detail"),
+            Status(field(rec, "status", str, REQUIRED)), field(rec, "stop_reason", str, None),
+            field(rec, "usage", dict, None), error, field(rec, "detail", str, None), code,
+            field(rec, "offset", int, None),
         )
     raise ValueError(f"unknown record type {kind!r}")
 

@@ -9,7 +9,8 @@ Every stage accepts the output of any earlier stage, recognised from the first b
 
 JSON Lines of any kind start with ``{``; the first line's keys tell them apart. The reader
 is sans-I/O like the layers it chains: ``feed(bytes) -> list[Record]``, ``close()`` returns
-the last records, always ending with exactly one ``End``.
+the last records, always ending with exactly one ``End`` (an input of no bytes at all is
+truncated: no stream arrived). In-band markers (``marker.py``) are read in every kind.
 """
 
 from __future__ import annotations
@@ -18,10 +19,11 @@ import orjson
 
 from .errors import BadInput, EventTooLarge
 from .framing import check_text, make_framer, sniff
-from .model import Delta, End, Record, Reset, Status, Transcript, from_record
+from .marker import EXIT, NO_STREAM, NOTE, parse
+from .model import End, Note, Record, Reset, Status, from_record
 from .ndjson import NdjsonParser
-from .normalize import Normalizer
-from .sse import DEFAULT_MAX_EVENT_SIZE
+from .normalize import Normalizer, failed_end
+from .sse import DEFAULT_MAX_EVENT_SIZE, SseComment
 from .wire import load_event
 
 #: ``--from`` choices of the stages that read channel records
@@ -31,7 +33,7 @@ SOURCES = ("auto", "sse", "json-array", "ndjson", "events", "records")
 def sniff_lines(first_line: dict) -> str:
     """Which kind of JSON Lines a stream is, from its first object."""
     if isinstance(first_line.get("type"), str) and (
-        "channel" in first_line or first_line["type"] in ("end", "tool_call", "usage", "meta", "reset")
+        "channel" in first_line or first_line["type"] in ("end", "tool_call", "usage", "meta", "reset", "note")
     ):
         return "records"
     if "event" in first_line and "data" in first_line or set(first_line) <= {"comment", "offset"}:
@@ -44,23 +46,21 @@ class RecordReader:
 
     def __init__(
         self, provider: str = "auto", source: str = "auto", *,
-        max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
+        max_event_size: int = DEFAULT_MAX_EVENT_SIZE, lenient: bool = False,
     ) -> None:
         if source not in SOURCES:
             raise ValueError(f"unknown source {source!r}")
         self.provider = provider
         self.source: str | None = None if source == "auto" else source
         self.max_event_size = max_event_size
+        self.lenient = lenient
         self.normalizer: Normalizer | None = None
         self._framer = None
         self._head = bytearray()  # grows in place: a long first line costs linear time
         self._line_pending = False  # JSON Lines seen; only a newline (or EOF) decides their kind
         self._ended = False  # an End record was passed through (records input)
-        #: bytes fed so far; none at all means no stream arrived (``close`` returns nothing)
+        #: bytes fed so far; none at all means no stream arrived
         self.received = 0
-        #: each channel's text so far (the deltas handed out since the last reset), joined
-        #: only when read: ``transcript.text(Channel.ANSWER)`` beside each delta costs O(1)
-        self.transcript = Transcript()
         #: bad input found after good records in the same chunk: those records were
         #: returned, and the next ``feed``/``close`` raises this (a caller may check it first)
         self.error: BadInput | None = None
@@ -85,18 +85,22 @@ class RecordReader:
         return self._consume(self._framer.feed(chunk))
 
     def close(self) -> list[Record]:
-        """The last records, ending with the one ``End``; none if no byte ever arrived."""
+        """The last records, ending with the one ``End``."""
         if self.error is not None:
             raise self.error
         if not self.received:
-            return []
+            return [End(Status.TRUNCATED, detail=NO_STREAM)]
         out: list[Record] = []
         if self._framer is None:
             self._start(self._sniff(final=True))
             out += self._consume(self._framer.feed(bytes(self._head)))
         frame_end = self._framer.close()
+        if frame_end.items:
+            out += self._consume(list(frame_end.items))
+            if self.error is not None:
+                raise self.error
         if self.normalizer is not None:
-            return out + self._track(self.normalizer.close(frame_end))
+            return out + self.normalizer.close(frame_end)
         if not self._ended:
             out.append(End(Status.TRUNCATED, detail="input ended without an end record"))
         return out
@@ -116,7 +120,7 @@ class RecordReader:
         try:
             first = orjson.loads(line)
         except orjson.JSONDecodeError:
-            raise BadInput("the first line looks like JSON but is not valid JSON", 0) from None
+            return "ndjson"  # JSON over many lines: the framer reads it so
         return sniff_lines(first) if isinstance(first, dict) else "ndjson"
 
     def _start(self, kind: str) -> None:
@@ -127,7 +131,7 @@ class RecordReader:
             # Other comments mean nothing here (the SSE parser reports the reset marker anyway).
             self._framer = make_framer(kind, max_event_size=self.max_event_size)
         if kind != "records":
-            self.normalizer = Normalizer(self.provider)
+            self.normalizer = Normalizer(self.provider, lenient=self.lenient)
 
     def _consume(self, items: list) -> list[Record]:
         out: list[Record] = []
@@ -137,28 +141,24 @@ class RecordReader:
             if not out:
                 raise
             self.error = exc  # hand out the good records first (as the framers do)
-        return self._track(out)
-
-    def _track(self, records: list[Record]) -> list[Record]:
-        transcript = self.transcript
-        for record in records:
-            if type(record) is Delta:
-                transcript.add(record)
-            elif type(record) is Reset:
-                transcript.clear()
-        return records
+        return out
 
     def _convert(self, items: list, out: list[Record]) -> None:
         if self.source == "records":
             for item in items:
-                record = self._load_line(item, from_record)
+                if type(item) is SseComment:
+                    record = _marker_record(item.text)
+                    if record is None:
+                        continue
+                else:
+                    record = self._load_line(item, from_record)
                 if not self._ended:  # anything after the end record is not this stream's
                     out.append(record)
                     self._ended = isinstance(record, End)
             return
         normalizer = self.normalizer
         for item in items:
-            if self.source == "events":
+            if self.source == "events" and type(item) is not SseComment:
                 item = self._load_line(item, lambda rec: load_event(rec, item.offset))
             out += normalizer.feed(item)
 
@@ -169,5 +169,17 @@ class RecordReader:
             if not isinstance(rec, dict):
                 raise ValueError("not a JSON object")
             return convert(rec)
-        except (ValueError, KeyError, TypeError) as exc:
+        except (ValueError, BadInput) as exc:
             raise BadInput(f"invalid record: {exc}", item.offset) from None
+
+
+def _marker_record(text: str) -> Record | None:
+    """The channel record an in-band marker stands for, among channel records."""
+    marker = parse(text)
+    if marker is None:
+        return None
+    if marker.kind == EXIT:
+        return failed_end(marker.code, marker.text)
+    if marker.kind == NOTE:
+        return Note(marker.text)
+    return Reset()

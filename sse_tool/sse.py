@@ -50,19 +50,15 @@ from typing import NamedTuple
 
 from .decode import BOM, decode_field
 from .errors import EventTooLarge
+from .marker import NOTE, exit_marker, from_line, is_marker_line
 
 DEFAULT_MAX_EVENT_SIZE = 64 * 1024 * 1024
 
-#: The retry marker: ``fetch --retry-partial`` writes this comment line before a new
-#: attempt's bytes. Comments mean nothing to the spec, so other parsers skip it; this one
-#: reports it even when comments are not asked for, and drops the event being built,
-#: which belongs to the attempt that was cut.
+#: The retry marker (``marker.py``): ``fetch --retry-partial`` writes this comment line
+#: before a new attempt's bytes. Comments mean nothing to the spec, so other parsers skip
+#: it; this one reports every ``sse-tool`` marker even when comments are not asked for,
+#: and a ``reset`` or ``exit`` marker drops the event being built, which was cut.
 RESET_COMMENT = "sse-tool reset"
-_RESET_LINES = (b": " + RESET_COMMENT.encode(), b":" + RESET_COMMENT.encode())
-#: The cut marker: when its input ends inside an event, ``frame`` writes the comment
-#: ``sse-tool truncated: WHY`` as its last record (``FrameEnd.comment``), so that a stage
-#: reading frame's records knows what a stage reading the bytes would (``Normalizer``).
-CUT_COMMENT = "sse-tool truncated"
 
 #: a ``retry`` value must fit in 64 bits (as in Chromium; JSON readers could not hold more)
 MAX_RETRY = 2**64 - 1
@@ -101,14 +97,17 @@ class FrameEnd(NamedTuple):
 
     truncated: str | None
     offset: int
+    #: items that the end of input itself completed (an NDJSON last line that is whole
+    #: without its newline); they come before the end
+    items: tuple = ()
 
     @property
     def is_complete(self) -> bool:
         return self.truncated is None
 
-    def comment(self) -> SseComment:
-        """The cut marker that stands for this end in frame's records (when truncated)."""
-        return SseComment(f"{CUT_COMMENT}: {self.truncated}", self.offset)
+    def comment(self, stage: str = "frame") -> SseComment:
+        """The exit marker (code 3) that stands for this end in frame's records (when truncated)."""
+        return SseComment(exit_marker(3, stage, self.truncated).comment(), self.offset)
 
 
 _new = tuple.__new__  # builds an SseEvent without the keyword-handling __new__
@@ -538,11 +537,13 @@ class SseParser:
                 self._pos = pos
                 raise EventTooLarge(limit, self._block_pos)
             if line[0] == 0x3A:  # ":" comment
-                if line in _RESET_LINES:  # the cut attempt's event is void
-                    data.clear()
-                    self._type = b""
-                    self._block_start = None
-                    out.append(_new(SseComment, (RESET_COMMENT, pos - len(line) - length)))
+                marker = from_line(line) if is_marker_line(line) else None
+                if marker is not None:
+                    if marker.kind != NOTE:  # reset, exit: the cut attempt's event is void
+                        data.clear()
+                        self._type = b""
+                        self._block_start = None
+                    out.append(_new(SseComment, (marker.comment(), pos - len(line) - length)))
                 elif self.comments:
                     text = line[2:] if line[1:2] == b" " else line[1:]
                     out.append(_new(SseComment, (decode_field(text), pos - len(line) - length)))
