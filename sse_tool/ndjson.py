@@ -133,6 +133,8 @@ def _is_json(text: bytes) -> bool:
 
 
 def _many_lines(first: bytes) -> bool:
-    """Whether a first line starts a JSON value written over many lines."""
-    start = first.lstrip()[:1]
-    return start in (b"{", b"[") and not _is_json(first)
+    """Whether a first line starts a JSON value written over many lines: an opening bracket
+    followed by nothing or a key (``{``, ``[{``, ``{"error": {``), and not whole itself."""
+    head = first.lstrip()
+    rest = head.lstrip(b"{[ \t\r")
+    return head[:1] in (b"{", b"[") and rest[:1] in (b"", b'"') and not _is_json(first)

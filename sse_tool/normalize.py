@@ -32,7 +32,8 @@ Bad input: events that no adapter claims, events of another dialect than the one
 broken JSON, and a value of the wrong type (adapters raise ``BadInput``; the offset of
 the event is added here). An event with broken JSON just before a ``reset`` or ``exit``
 marker was cut by that failure, not broken: its error is held until the next item shows
-which. With ``lenient=True`` bad events are skipped and counted in ``warnings`` instead.
+which (``hold_broken``: for JSON lines only; the other framings drop a cut event
+themselves). With ``lenient=True`` bad events are skipped and counted in ``warnings`` instead.
 
 With ``provider="auto"`` events are held until one adapter recognises the stream (it is
 nearly always the first event); the choice is in ``provider`` afterwards.
@@ -78,11 +79,14 @@ def failed_end(code: int, detail: str, offset: int | None = None) -> End:
 class Normalizer:
     """Stage core: events in, channel records out; ``close`` adds the one ``End``."""
 
-    def __init__(self, provider: str = "auto", *, lenient: bool = False) -> None:
+    def __init__(self, provider: str = "auto", *, lenient: bool = False, hold_broken: bool = False) -> None:
         if provider != "auto" and provider not in PROVIDERS:
             raise ValueError(f"unknown provider {provider!r}")
         self.provider: str | None = None if provider == "auto" else provider
         self.lenient = lenient
+        #: JSON lines: an NDJSON line cut by an earlier stage's failure is followed by its
+        #: marker, so broken JSON is held until the next item says which it was
+        self.hold_broken = hold_broken
         #: with ``lenient``: what was skipped, one line each (the caller says them)
         self.warnings: list[str] = []
         self._adapter = PROVIDERS[provider]() if self.provider else None
@@ -102,6 +106,9 @@ class Normalizer:
         try:
             payload = parse_payload(item)
         except BadInput as exc:
+            if not self.hold_broken:
+                self._bad(exc)
+                return []
             self._broken = exc
             return []
         if type(payload) is not dict and payload not in _NOT_JSON_OK:
@@ -132,14 +139,12 @@ class Normalizer:
             cut = self._exit[1]
         if self._adapter is None:
             if not self._held:
-                if cut is not None:
-                    return [End(Status.TRUNCATED, detail=cut)]
                 return [End(Status.TRUNCATED, detail="no events arrived")]
             error = next((e for _, p, _ in self._held if (e := _error_body(p))), None)
             if error is None:
                 event, _, offset = self._held[0]
-                raise BadInput(f"not a stream of any known provider: the first event ({_shape(event, self._held[0][1])}) "
-                               "matches none (choose one with --provider)", offset)
+                raise BadInput(f"unknown provider format: the first event ({_shape(event, self._held[0][1])}) "
+                               "is no known provider's (choose one with --provider)", offset)
             # An error body names no provider: it is the error, whichever dialect reads it.
             out += self._choose("openai")
             self._adapter.error = self._adapter.error or error
@@ -167,7 +172,10 @@ class Normalizer:
         if marker.kind == NOTE:
             return [Note(marker.text)]
         if marker.kind == EXIT:
-            self._exit = (marker.code, marker.text)
+            text = marker.text
+            if marker.code == ExitCode.TRUNCATED and text.startswith("frame: "):
+                text = text[len("frame: "):]  # frame's cut: what reading the bytes here finds
+            self._exit = (marker.code, text)
             return []
         # RESET: a retry starts over: what the failed attempt said (its error, its end) is void.
         self._held.clear()

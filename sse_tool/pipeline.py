@@ -131,7 +131,8 @@ class RecordReader:
             # Other comments mean nothing here (the SSE parser reports the reset marker anyway).
             self._framer = make_framer(kind, max_event_size=self.max_event_size)
         if kind != "records":
-            self.normalizer = Normalizer(self.provider, lenient=self.lenient)
+            self.normalizer = Normalizer(self.provider, lenient=self.lenient,
+                                         hold_broken=kind in ("ndjson", "events"))
 
     def _consume(self, items: list) -> list[Record]:
         out: list[Record] = []

@@ -90,3 +90,19 @@ def outcome(records: list) -> tuple:
 def channel_text(records: list, channel) -> str:
     """One channel's text: its delta records' texts joined in arrival order."""
     return "".join(r.text for r in records if isinstance(r, Delta) and r.channel is channel)
+
+
+def odd_shapes(data: bytes, provider: str) -> list:
+    """Records of a stream holding values of the wrong type: bad input with the byte
+    offset, and with ``lenient`` the same stream read with those events skipped."""
+    import pytest
+
+    from sse_tool.errors import BadInput
+    from sse_tool.pipeline import RecordReader
+
+    with pytest.raises(BadInput, match="at byte"):
+        read_records([data], provider)
+    reader = RecordReader(provider, lenient=True)
+    out = reader.feed(data) + reader.close()
+    assert reader.normalizer.warnings
+    return out

@@ -43,8 +43,9 @@ Records (JSON Lines; exactly one end record, always last):
   invalid (bad input, with "offset"), or failed (an earlier stage failed; "exit" is its code)
 
 \b
-Exit status (the end record's: every run ends each input with one, failures included;
-an earlier stage's failure marker becomes the end record, with its code in "exit"):
+Exit status:
+(the end record's: every input ends with one, failures included; an earlier stage's
+failure marker becomes the end record, its code in "exit")
   0  the stream completed
   2  usage error (a file that does not exist, a directory)
   3  truncated: input ended without the provider's terminal event, or inside an event,
