@@ -52,7 +52,8 @@ class Marker(NamedTuple):
 
 
 def _one_line(text: str) -> str:
-    return " ".join(str(text).splitlines())
+    # one line, and valid UTF-8 (a file name may hold undecodable bytes as surrogates)
+    return " ".join(str(text).splitlines()).encode("utf-8", "replace").decode("utf-8")
 
 
 def exit_marker(code: int, stage: str, reason: str) -> Marker:

@@ -97,9 +97,11 @@ class Normalizer:
 
     def feed(self, item: SseEvent | SseComment) -> list[Record]:
         if self._broken is not None:
-            broken, self._broken = self._broken, None
             marker = parse(item.text) if isinstance(item, SseComment) else None
-            if marker is None or marker.kind == NOTE:
+            if marker is not None and marker.kind == NOTE:
+                return [Note(marker.text)]  # says nothing about the line before: keep waiting
+            broken, self._broken = self._broken, None
+            if marker is None:
                 self._bad(broken)  # not cut by a failure: it is broken
         if isinstance(item, SseComment):
             return self._marker(item)

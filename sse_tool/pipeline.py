@@ -109,8 +109,8 @@ class RecordReader:
 
     def _sniff(self, final: bool) -> str | None:
         kind = sniff(self._head, final)
-        if kind == "sse":
-            check_text(self._head, final)
+        if kind == "sse" and not check_text(self._head, final):
+            return None  # a few bytes of the first line: wait for more
         if kind != "ndjson":
             return kind
         line, newline, _ = self._head.lstrip(b" \t\r\n\xef\xbb\xbf").partition(b"\n")

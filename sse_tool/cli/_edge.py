@@ -115,8 +115,10 @@ class Output:
             self.at_line_start = data[-1] in (10, 13)
 
     def marker(self, marker) -> None:
-        """Write an in-band marker (``marker.Marker``) on a line of its own."""
-        self.send((b"" if self.at_line_start else b"\n") + marker.line())
+        """Write an in-band marker (``marker.Marker``) on a line of its own; not on a
+        terminal, where a person reads the bytes and no later stage does."""
+        if not self._out.isatty():
+            self.send((b"" if self.at_line_start else b"\n") + marker.line())
 
 
 def end_exit_code(end: End, strict: bool = False) -> ExitCode:
@@ -139,9 +141,12 @@ def end_exit_code(end: End, strict: bool = False) -> ExitCode:
 
 
 def end_message(end: End) -> str | None:
-    """One line saying why a stream did not simply complete, or None."""
+    """One line saying why a stream did not simply complete, or None (nothing to say
+    about an interruption: Ctrl-C ends every stage of a pipe quietly)."""
     from ..model import Status
 
+    if end.exit == ExitCode.INTERRUPTED:
+        return None
     if end.status is Status.ERROR:
         error = end.error or {}
         return f"provider error: {error.get('type', 'error')}: {error.get('message', '')}".rstrip(": ")

@@ -105,7 +105,8 @@ def frame(
                 stream_code, why = passed_on.code, passed_on.text
             else:
                 continue
-            warn("frame", f"{name}: {why}")
+            if stream_code != ExitCode.INTERRUPTED:  # Ctrl-C ends a pipe quietly
+                warn("frame", f"{name}: {why}")
             if code is ExitCode.OK:
                 code = stream_code
         return code

@@ -164,7 +164,7 @@ def render(
                 if end.status is Status.TRUNCATED and end.exit is None:
                     warn("render", f"truncated: the response was cut off ({end.detail or 'no terminal event'}); "
                                    "it can be retried")
-                else:
+                elif end_message(end):
                     warn("render", end_message(end))
             return end_exit_code(end)
         draft = painter.draft
