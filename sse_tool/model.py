@@ -209,23 +209,37 @@ class Transcript:
 
     ``add`` is O(1); ``text(channel)`` joins what arrived since the last read onto the
     text so far and keeps the result as the single piece. A reader that looks a few times a
-    second (a throttled painter) pays a few joins a second, not one per delta.
+    second (a throttled painter) pays a few joins a second, not one per delta. Memory stays
+    the text itself: every ``_BLOCK`` pieces are joined into one (a piece is an object of
+    about 50 bytes, more than the one character a delta often holds), and those blocks only
+    when read, so the cost stays linear.
     """
 
     __slots__ = ("pieces",)
 
+    #: pieces joined into one block at a time
+    _BLOCK = 256
+
     def __init__(self) -> None:
-        self.pieces: dict[Channel, list[str]] = {c: [] for c in Channel}
+        #: per channel: the finished blocks, then the recent pieces (the last list)
+        self.pieces: dict[Channel, list] = {c: [[]] for c in Channel}
 
     def add(self, delta: Delta) -> None:
-        self.pieces[delta.channel].append(delta.text)
+        parts = self.pieces[delta.channel]
+        recent = parts[-1]
+        recent.append(delta.text)
+        if len(recent) >= self._BLOCK:
+            parts[-1] = "".join(recent)
+            parts.append([])
 
     def text(self, channel: Channel) -> str:
         parts = self.pieces[channel]
-        if len(parts) > 1:
-            parts[:] = ["".join(parts)]
-        return parts[0] if parts else ""
+        if len(parts) == 1 and len(parts[0]) <= 1:
+            return parts[0][0] if parts[0] else ""
+        text = "".join(p if isinstance(p, str) else "".join(p) for p in parts)
+        parts[:] = [[text]]
+        return text
 
     def clear(self) -> None:
-        for parts in self.pieces.values():
-            parts.clear()
+        for channel in self.pieces:
+            self.pieces[channel] = [[]]

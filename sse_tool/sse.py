@@ -112,6 +112,27 @@ class FrameEnd(NamedTuple):
 
 _new = tuple.__new__  # builds an SseEvent without the keyword-handling __new__
 
+
+def _split_lf(buf: bytes, start: int, end: int):
+    """``buf[start:end].split(b"\\n")``, one line at a time and without copying the span."""
+    find = buf.find
+    while True:
+        stop = find(b"\n", start, end)
+        if stop < 0:
+            yield buf[start:end]
+            return
+        yield buf[start:stop]
+        start = stop + 1
+
+
+def _split_any(buf: bytes):
+    """(line, length of its line end) for each line of ``buf``, which ends with a line end;
+    LF, CRLF and a lone CR end lines."""
+    start = 0
+    for match in _LINE_END.finditer(buf):
+        yield buf[start:match.start()], match.end() - match.start()
+        start = match.end()
+
 # One block of a usual shape, ``data: D`` or ``event: E`` + ``data: D``, with its blank
 # line: (the event line or None, D). Reading it so gives what the spec's rules give: the
 # one space after each colon is stripped, the data is the one data line.
@@ -161,7 +182,10 @@ class SseParser:
         self._head: bytes | None = b""  # bytes that may still be a leading BOM; None once decided
         self._after_cr = False  # last chunk ended in CR: a leading LF completes that CRLF
         # The event being built (the spec's buffers); _block_start is None until a field.
-        self._data: list[bytes] = []
+        # The data buffer as the spec keeps it: each data line's value and an LF, one
+        # growing bytearray (a list of lines would cost a pointer per line, and an event
+        # of millions of empty data lines is a few bytes each).
+        self._data = bytearray()
         self._type = b""
         self._block_start: int | None = None
         self._block_pos = 0  # where the lines since the last blank line start
@@ -372,12 +396,11 @@ class SseParser:
         else:
             cut = 0
         if cut < len(lines):
-            self._lines(lines[cut:-1].split(b"\n"), repeat(1), out)
+            self._lines(zip(_split_lf(lines, cut, len(lines) - 1), repeat(1)), out)
 
     def _any_lines(self, lines: bytes, out: list) -> None:
         """Complete lines with any line ends (LF, CRLF, CR), read by the rules."""
-        parts = _LINE_END.split(lines)
-        self._lines(parts[0:-1:2], [len(t) for t in parts[1::2]], out)
+        self._lines(_split_any(lines), out)
 
     def _crlf_run(self, lines: bytes, out: list) -> int:
         """Complete lines holding a CR: if their blocks, up to the last CRLF blank line, are
@@ -400,7 +423,7 @@ class SseParser:
         start = 0
         if self._block_start is not None or self._size:
             start = 1 if lines[0] == 10 else lines.find(b"\n\n") + 2
-            self._lines(lines[: start - 1].split(b"\n"), repeat(1), out)  # ends with b"", the blank line
+            self._lines(zip(_split_lf(lines, 0, start - 1), repeat(1)), out)  # ends with b"", the blank line
         if len(lines) - start < _RUN_FROM or not self._run(lines, start, out):
             self._each_block(lines, start, out)
 
@@ -482,7 +505,7 @@ class SseParser:
                 start = stop
                 continue
             self._pos = self._block_pos = pos
-            self._lines(block.split(b"\n"), repeat(1), out)  # ends with b"": the blank line
+            self._lines(zip(_split_lf(lines, start, stop - 1), repeat(1)), out)  # ends with b"": the blank line
             pos = self._pos
             last_id, retry = self._last_id, self._retry
             start = stop
@@ -506,12 +529,13 @@ class SseParser:
         )))
         return True
 
-    def _lines(self, lines: list[bytes], lengths, out: list) -> None:
-        """Apply complete lines, one by one, as the spec reads them."""
+    def _lines(self, lines, out: list) -> None:
+        """Apply complete lines, one by one, as the spec reads them: ``lines`` yields
+        (line, length of its line end), lazily (a block may hold millions of lines)."""
         pos = self._pos
         data = self._data
         limit = self.max_event_size
-        for line, length in zip(lines, lengths):
+        for line, length in lines:
             pos += len(line) + length
             if not line:  # blank line: dispatch
                 if self._block_start is not None:
@@ -520,7 +544,7 @@ class SseParser:
                     if data:
                         out.append(_new(SseEvent, (
                             decode_field(self._type) or "message",
-                            decode_field(b"\n".join(data)),
+                            decode_field(data[:-1]),
                             self._last_id,
                             self._retry,
                             self._block_start,
@@ -554,7 +578,8 @@ class SseParser:
             if value[:1] == b" ":
                 value = value[1:]
             if name == b"data":
-                data.append(value)
+                data += value
+                data.append(10)
             elif name == b"event":
                 self._type = value
             elif name == b"id":

@@ -189,6 +189,7 @@ def run_stage(stage: str, body: Callable[[], int], mark: Mark | None = None) -> 
     """
     reason, error = None, None
     try:
+        _interrupt_as_exception()
         code = body()
     except BrokenPipeError:
         code = ExitCode.BROKEN_PIPE
@@ -218,6 +219,20 @@ def run_stage(stage: str, body: Callable[[], int], mark: Mark | None = None) -> 
     if code in (ExitCode.BROKEN_PIPE, ExitCode.OUTPUT):
         _silence_outputs()
     raise typer.Exit(int(code))
+
+
+def _interrupt_as_exception() -> None:
+    """From here on Ctrl-C is KeyboardInterrupt, which the body ends cleanly on (during
+    start-up it exits 130 at once: ``sse_tool.entry``)."""
+    import signal
+
+    from ..entry import _interrupted
+
+    try:
+        if signal.getsignal(signal.SIGINT) is _interrupted:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+    except ValueError:  # not the main thread
+        pass
 
 
 def _silence_outputs() -> None:
