@@ -118,6 +118,7 @@ def fetch(
         connect=_duration(connect_timeout), first_byte=_duration(first_byte_timeout),
         idle=_duration(idle_timeout), total=_duration(max_time),
     )
+    delay = parse_duration(retry_delay)
     redactor = Redactor(os.environ.get(v, "") for p in PROVIDERS.values() for v in p.key_variables)
 
     def say(message: str) -> None:
@@ -141,7 +142,7 @@ def fetch(
             ), base_url, redactor)
             return _run(out, request, timeouts, redactor, say, http2=http2, location=location,
                         max_redirs=max_redirs, retry=retry, retry_partial=retry_partial,
-                        retry_delay=parse_duration(retry_delay),
+                        retry_delay=delay,
                         record=record, verbose=verbose)
         except SseToolError as exc:
             say(str(exc))

@@ -76,7 +76,7 @@ def _open(path: str | None) -> int:
 
 
 def _is_terminal() -> bool:
-    return sys.stdout.isatty() and os.environ.get("TERM") != "dumb"
+    return sys.stdout is not None and sys.stdout.isatty() and os.environ.get("TERM") != "dumb"
 
 
 def _terminal_view(color: str, reasoning: str, markdown: bool, on_truncate: str):
