@@ -190,3 +190,36 @@ def test_input_that_begins_like_sse_is_read_as_the_spec_says_in_auto_mode(start,
     auto = framed(AutoFramer(max_event_size=4096), chunks)
     told = framed(make_framer("sse", max_event_size=4096), chunks)
     assert auto == told
+
+
+# -- the failure marker: whatever the framing, wherever the cut, whatever the chunking --------
+
+STREAMS_OF_EVERY_FRAMING = [p.read_bytes() for p in stream_files() if p.stat().st_size < 20000]
+
+
+def with_exit_marker(data: bytes, code: int) -> bytes:
+    """``data`` then the failure marker, as a failing stage writes it after its output."""
+    from sse_tool.marker import exit_marker
+
+    sep = b"" if not data or data[-1:] in b"\r\n" else b"\n"
+    return data + sep + exit_marker(code, "fetch", "idle timeout: nothing received for 1s").line()
+
+
+@FUZZ
+@given(st.sampled_from(STREAMS_OF_EVERY_FRAMING), st.integers(0, 10**6), st.sampled_from([1, 2, 6, 7, 8, 130]),
+       cuts)
+def test_a_failure_marker_after_any_cut_decides_the_end_in_every_framing(data, at, code, points):
+    data = with_exit_marker(data[:at % (len(data) + 1)], code)
+    records, error = read_all(chunked(data, points))
+    assert error is None, (error, data[-300:])
+    end = records[-1]
+    assert isinstance(end, End) and end.exit == code and "idle timeout" in end.detail
+
+    # the same through frame's records
+    items, frame_end = frame_all(chunked(data, points))
+    from sse_tool.wire import dumps, event_record
+
+    lines = b"".join(dumps(event_record(i)) for i in items)
+    assert frame_end.truncated is None
+    again, error = read_all(chunked(lines, points))
+    assert error is None and again[-1] == end

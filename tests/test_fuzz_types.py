@@ -162,3 +162,25 @@ def test_the_reported_wrong_types_are_bad_input_with_the_offset(args, data):
     p = subprocess.run([*SSE_TOOL, *args], input=data, capture_output=True, env=clean_env(), timeout=60)
     assert p.returncode == 5, p.stderr
     assert b"at byte " in p.stderr and b"Traceback" not in p.stderr
+
+
+def _frame_records_of(path) -> bytes:
+    from sse_tool.framing import AutoFramer
+    from sse_tool.wire import dumps, event_record
+
+    framer = AutoFramer()
+    items = framer.feed(path.read_bytes())
+    framer.close()
+    return b"".join(dumps(event_record(i, offsets=True)) for i in items)
+
+
+@pytest.mark.parametrize("path", STREAMS[1::3], ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_every_value_of_every_type_in_frame_records_is_checked(path):
+    data = _frame_records_of(path)
+    for variant in variants(data, limit_events=30):
+        try:
+            check(variant)
+        except AssertionError:
+            raise
+        except Exception as exc:
+            pytest.fail(f"{type(exc).__name__}: {exc}\n{variant[:600]!r}")
