@@ -94,6 +94,16 @@ def check(data: bytes, provider: str = "auto") -> None:
     assert len(ends) == 1 and records[-1] is ends[0]
 
 
+def check_every(streams) -> None:
+    for variant in streams:
+        try:
+            check(variant)
+        except AssertionError:
+            raise
+        except Exception as exc:  # what an internal error (exit 1) would be
+            pytest.fail(f"{type(exc).__name__}: {exc}\n{variant[:600]!r}")
+
+
 def variants(data: bytes, limit_events: int = 12):
     """The stream with one value of one of its first JSON events swapped, every way."""
     if data.lstrip()[:1] == b"[":  # a JSON array: its elements are the events
@@ -120,13 +130,7 @@ STREAMS = [p for p in stream_files() if p.stat().st_size < 40000 and _complete_a
 @pytest.mark.parametrize("path", STREAMS, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_every_value_of_every_type_in_provider_events_is_checked(path):
     data = path.read_bytes()
-    for variant in variants(data):
-        try:
-            check(variant)
-        except AssertionError:
-            raise
-        except Exception as exc:  # what an internal error (exit 1) would be
-            pytest.fail(f"{type(exc).__name__}: {exc}\n{variant[:600]!r}")
+    check_every(variants(data))
 
 
 def _records_of(path) -> bytes:
@@ -140,13 +144,7 @@ def _records_of(path) -> bytes:
 @pytest.mark.parametrize("path", STREAMS[::3], ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_every_value_of_every_type_in_channel_records_is_checked(path):
     data = _records_of(path)
-    for variant in variants(data, limit_events=40):
-        try:
-            check(variant)
-        except AssertionError:
-            raise
-        except Exception as exc:
-            pytest.fail(f"{type(exc).__name__}: {exc}\n{variant[:600]!r}")
+    check_every(variants(data, limit_events=40))
 
 
 @pytest.mark.parametrize("args, data", [
@@ -177,10 +175,4 @@ def _frame_records_of(path) -> bytes:
 @pytest.mark.parametrize("path", STREAMS[1::3], ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_every_value_of_every_type_in_frame_records_is_checked(path):
     data = _frame_records_of(path)
-    for variant in variants(data, limit_events=30):
-        try:
-            check(variant)
-        except AssertionError:
-            raise
-        except Exception as exc:
-            pytest.fail(f"{type(exc).__name__}: {exc}\n{variant[:600]!r}")
+    check_every(variants(data, limit_events=30))
