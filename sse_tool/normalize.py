@@ -23,7 +23,8 @@ frame's records.
 
 In-band markers (``marker.py``) arrive as comments: ``reset`` voids the attempt so far,
 ``note`` becomes a ``Note``, and ``exit`` (an earlier stage failed with that code) decides
-the ``End``: its status follows the code (3 truncated, 4 error, 5 invalid, else failed) and
+the ``End``: its status follows the code (3 and 130 truncated, 4 error, 5 invalid, else
+failed) and
 its ``exit`` field holds the code, so every later stage exits with it. Only a provider
 error seen before an earlier stage's cut (code 3) keeps status ``error``, as with a cut
 found here.
@@ -44,7 +45,7 @@ from __future__ import annotations
 import orjson
 
 from .errors import BadInput, ExitCode
-from .marker import EXIT, NOTE, RESET, parse
+from .marker import EXIT, NOTE, parse
 from .model import End, Note, Record, Reset, Status
 from .providers import PROVIDERS, recognise
 from .sse import FrameEnd, SseComment, SseEvent
@@ -66,9 +67,9 @@ def parse_payload(event: SseEvent):
     return data
 
 
-#: an exit code -> the end status that stands for it
+#: an exit code -> the end status that stands for it (an interruption cut what arrived)
 _STATUS = {ExitCode.TRUNCATED: Status.TRUNCATED, ExitCode.PROVIDER_ERROR: Status.ERROR,
-           ExitCode.BAD_INPUT: Status.INVALID}
+           ExitCode.BAD_INPUT: Status.INVALID, ExitCode.INTERRUPTED: Status.TRUNCATED}
 
 
 def failed_end(code: int, detail: str, offset: int | None = None) -> End:

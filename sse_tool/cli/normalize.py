@@ -15,7 +15,7 @@ import orjson
 import typer
 
 from ..errors import BadInput, ExitCode
-from ..model import Channel, Delta, End, Reset, Status, Transcript, stopped_early, to_record
+from ..model import Channel, Delta, End, Reset, Transcript, stopped_early, to_record
 from ..normalize import failed_end
 from ..pipeline import SOURCES, RecordReader
 from ..providers import PROVIDERS
@@ -184,11 +184,7 @@ def normalize(
         """End the input being read with the end record of this stage's own failure."""
         if writer is None or writer.end is not None:
             return
-        if code == ExitCode.INTERRUPTED:
-            end = End(Status.TRUNCATED, detail="normalize: interrupted", exit=code)
-        else:
-            end = failed_end(code, f"normalize: {reason}", getattr(error, "offset", None))
-        writer.send([end])
+        writer.send([failed_end(code, f"normalize: {reason}", getattr(error, "offset", None))])
 
     run_stage("normalize", body, mark)
 
