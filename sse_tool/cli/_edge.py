@@ -116,9 +116,15 @@ class Output:
 
     def marker(self, marker) -> None:
         """Write an in-band marker (``marker.Marker``) on a line of its own; not on a
-        terminal, where a person reads the bytes and no later stage does."""
-        if not self._out.isatty():
+        terminal, where a person reads the bytes and no later stage does. A failure marker
+        that cannot be written (the reader gone, the output full) leaves the failure's own
+        exit code: it was said on stderr, and no later stage reads this output anyway."""
+        if self._out.isatty():
+            return
+        try:
             self.send((b"" if self.at_line_start else b"\n") + marker.line())
+        except (BrokenPipeError, OutputFailed):
+            _silence_outputs(stderr=False)
 
 
 def end_exit_code(end: End, strict: bool = False) -> ExitCode:
@@ -215,7 +221,7 @@ def run_stage(stage: str, body: Callable[[], int], mark: Mark | None = None) -> 
         except BrokenPipeError:
             pass  # the failure is said; the reader is gone
         except (OutputFailed, OSError):
-            code = ExitCode.OUTPUT
+            code = ExitCode.OUTPUT  # stderr itself cannot be written
     if code in (ExitCode.BROKEN_PIPE, ExitCode.OUTPUT):
         _silence_outputs()
     raise typer.Exit(int(code))
@@ -235,11 +241,11 @@ def _interrupt_as_exception() -> None:
         pass
 
 
-def _silence_outputs() -> None:
-    # The reader is gone or the output broken: point stdout and stderr at /dev/null so the
-    # interpreter's final flush does not raise again (Python's recipe for SIGPIPE).
+def _silence_outputs(stderr: bool = True) -> None:
+    # The reader is gone or the output broken: point stdout (and stderr) at /dev/null so
+    # the interpreter's final flush does not raise again (Python's recipe for SIGPIPE).
     devnull = os.open(os.devnull, os.O_WRONLY)
-    for stream, fd in ((sys.stdout, 1), (sys.stderr, 2)):
+    for stream, fd in ((sys.stdout, 1), (sys.stderr, 2))[:2 if stderr else 1]:
         try:
             os.dup2(devnull, stream.fileno() if stream is not None else fd)
         except (OSError, ValueError):

@@ -17,7 +17,7 @@ from typing import List, Optional
 
 import typer
 
-from ..errors import ExitCode, SseToolError
+from ..errors import ExitCode, OutputFailed, SseToolError
 from ..fetch import FetchError, Head, Request, Retrying, Sending, Timeouts, stream
 from ..marker import exit_marker
 from ..presets import PROVIDERS, Generation, build, parse_param
@@ -144,12 +144,12 @@ def fetch(
                         max_redirs=max_redirs, retry=retry, retry_partial=retry_partial,
                         retry_delay=delay,
                         record=record, verbose=verbose)
+        except (BrokenPipeError, OutputFailed, KeyboardInterrupt, typer.Exit):
+            raise  # run_stage ends these (the last two quietly)
         except SseToolError as exc:
             say(str(exc))
             mark(exc.exit_code, str(exc))
             return exc.exit_code
-        except (BrokenPipeError, KeyboardInterrupt, typer.Exit):
-            raise
         except Exception as exc:  # a bug; its text may hold a URL, so redact it too
             if _edge.debug:
                 raise
