@@ -1,3 +1,3 @@
-from sse_tool.cli import main
+from sse_tool.entry import main
 
 main()

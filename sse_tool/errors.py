@@ -34,6 +34,8 @@ class ExitCode(IntEnum):
     #: a CI gate: ``check`` found problems at or above ``--fail-on``, or ``inspect --fail-on``
     #: saw a threshold crossed (a stall, a late first token, a slow rate, a burst)
     FINDINGS = 10
+    #: an output could not be written: stdout or stderr closed, or the disk full
+    OUTPUT = 11
     #: SIGINT
     INTERRUPTED = 130
     #: downstream closed the pipe
@@ -44,6 +46,12 @@ class SseToolError(Exception):
     """Base of every error the package raises on purpose."""
 
     exit_code: ExitCode = ExitCode.INTERNAL
+
+
+class OutputFailed(SseToolError):
+    """Writing stdout, stderr or an output file failed (closed, full, an I/O error)."""
+
+    exit_code = ExitCode.OUTPUT
 
 
 class BadInput(SseToolError):

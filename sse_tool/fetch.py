@@ -8,12 +8,14 @@ errors carrying their exit code. This is the only module that imports httpx (whe
 request is made, so that a usage error or ``--help`` does not pay for it); it prints
 nothing, and knows nothing of stdout, recordings or redaction (the edge does those).
 
-Deadlines. httpx's connect timeout bounds the connection and its read timeout the wait
-for the response head. For the body, a per-read timeout cannot express "first byte
-within F, then no gap over I, all within T", so a watchdog thread holds those deadlines
-and, when one passes, shuts the connection's socket down: the blocked read returns, and
-the error says which deadline it was. Time spent handing a chunk downstream (a slow
-reader) does not count as idle time.
+Deadlines. httpx's connect timeout bounds the connection. After that, a per-read timeout
+cannot express "first byte within F, then no gap over I, all within T" (a server that
+sends one header line every half second, or ``100 Continue`` forever, never lets one read
+time out), so a watchdog thread holds those deadlines from the moment the request is
+sent, the response head included, and when one passes it shuts the connection's socket
+down: the blocked read returns, and the error says which deadline it was. The socket is
+learnt from httpcore's trace of the connection. Time spent handing a chunk downstream (a
+slow reader) does not count as idle time.
 """
 
 from __future__ import annotations
@@ -225,6 +227,13 @@ class _Run:
         self.timeouts = timeouts
         self.start = clock()
         self.deadline = None if timeouts.total is None else self.start + timeouts.total
+        #: the socket of the latest connection (kept: a retry may reuse the connection)
+        self.sock: socket.socket | None = None
+
+    def trace(self, event: str, info: dict) -> None:
+        """httpcore's trace hook: learn each new connection's socket for the watchdog."""
+        if event in ("connection.connect_tcp.complete", "connection.connect_unix_socket.complete"):
+            self.sock = _socket_of_stream(info.get("return_value"))
 
     def elapsed(self) -> float:
         return self.clock() - self.start
@@ -259,36 +268,46 @@ def _attempt(client, request, headers, attempt, run, follow_redirects, trace=Non
         )
     except (httpx.InvalidURL, httpx.UnsupportedProtocol, ValueError, TypeError) as exc:
         raise UsageError(f"bad request: {exc}") from None
+    if req.url.scheme not in ("http", "https"):
+        raise UsageError(f"bad URL: {request.url!r} is not an http or https URL")
     yield Sending(req.method, str(req.url), _raw(req.headers), request.body, attempt)
-    began = run.clock()
+    req.extensions["trace"] = run.trace
+    dog = _Watchdog(run, run.clock())  # the head is under the first-byte and total deadlines
     try:
-        response = client.send(req, stream=True, follow_redirects=follow_redirects)
-    except httpx.ConnectTimeout:
-        raise run.timed_out(connect_which) from None
-    except httpx.PoolTimeout:
-        raise run.timed_out(connect_which) from None
-    except (httpx.ReadTimeout, httpx.WriteTimeout):
-        raise run.timed_out(first_which) from None
-    except httpx.TooManyRedirects:
-        raise HttpError(f"more than {client.max_redirects} redirects", Failure("status")) from None
-    except httpx.UnsupportedProtocol as exc:
-        raise UsageError(f"bad URL: {exc}") from None
-    except httpx.TransportError as exc:
-        # A refused certificate is refused again: it is not worth a retry.
-        kind = "certificate" if _refused_certificate(exc) else "network"
-        raise ConnectionFailed(_network_text(req, exc), Failure(kind)) from None
-    with closing(response):
-        for hop in response.history:
-            yield _head(hop, run, final=False)
-        head = _head(response, run)
-        yield head
-        if response.status_code >= 300:
-            body = b"".join(_body(response, run, began, limit=ERROR_BODY_LIMIT))
-            raise _status_error(response, head, body)
-        yield from _body(response, run, began)
+        try:
+            response = client.send(req, stream=True, follow_redirects=follow_redirects)
+        except httpx.ConnectTimeout:
+            raise run.timed_out(connect_which) from None
+        except httpx.PoolTimeout:
+            raise run.timed_out(connect_which) from None
+        except (httpx.ReadTimeout, httpx.WriteTimeout):
+            raise run.timed_out(dog.fired or first_which) from None
+        except httpx.TooManyRedirects:
+            raise HttpError(f"more than {client.max_redirects} redirects", Failure("status")) from None
+        except (httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
+            # The URL asked for is http(s): only a redirect can lead elsewhere (javascript:, data:)
+            raise HttpError(f"redirect to a URL that is not http or https: {_detail(exc)}",
+                            Failure("status")) from None
+        except httpx.TransportError as exc:
+            if dog.fired:  # the watchdog shut the socket while the head was coming
+                raise run.timed_out(dog.fired) from None
+            # A refused certificate is refused again: it is not worth a retry.
+            kind = "certificate" if _refused_certificate(exc) else "network"
+            raise ConnectionFailed(_network_text(req, exc), Failure(kind)) from None
+        with closing(response):
+            for hop in response.history:
+                yield _head(hop, run, final=False)
+            head = _head(response, run)
+            yield head
+            if response.status_code >= 300:
+                body = b"".join(_body(response, run, dog, limit=ERROR_BODY_LIMIT))
+                raise _status_error(response, head, body)
+            yield from _body(response, run, dog)
+    finally:
+        dog.stop()
 
 
-def _body(response, run, began, limit=None):
+def _body(response, run, dog, limit=None):
     """The body's chunks, under the watchdog's deadlines; at most about ``limit`` bytes."""
     httpx = _httpx()
     sock = _socket_of(response)
@@ -296,39 +315,36 @@ def _body(response, run, began, limit=None):
         # The watchdog owns the body's deadlines now; without this the head's read timeout
         # would also bound every gap between chunks (httpcore reads it when the body starts).
         response.request.extensions.get("timeout", {})["read"] = None
-    dog = _Watchdog(run, began, sock)
+        run.sock = sock
     got = 0
     try:
-        try:
-            for chunk in response.iter_bytes():
-                got += len(chunk)
-                dog.pause()
-                yield chunk
-                dog.resume()
-                if limit is not None and got >= limit:
-                    return
-        except httpx.TimeoutException:
-            raise run.timed_out(dog.fired or ("idle" if got else "first-byte"), got > 0) from None
-        except (httpx.TransportError, httpx.DecodingError) as exc:
-            if dog.fired:
-                raise run.timed_out(dog.fired, got > 0) from None
-            if got:
-                raise BodyCut(f"body cut short after {got} bytes: {_detail(exc)}",
-                              Failure("cut", partial=True)) from None
-            raise ConnectionFailed(f"connection closed before the first byte: {_detail(exc)}",
-                                   Failure("network")) from None
-        if dog.fired:  # a body without a length just ends when the socket is shut
-            raise run.timed_out(dog.fired, got > 0)
-    finally:
-        dog.stop()
+        for chunk in response.iter_bytes():
+            got += len(chunk)
+            dog.pause()
+            yield chunk
+            dog.resume()
+            if limit is not None and got >= limit:
+                return
+    except httpx.TimeoutException:
+        raise run.timed_out(dog.fired or ("idle" if got else "first-byte"), got > 0) from None
+    except (httpx.TransportError, httpx.DecodingError) as exc:
+        if dog.fired:
+            raise run.timed_out(dog.fired, got > 0) from None
+        if got:
+            raise BodyCut(f"body cut short after {got} bytes: {_detail(exc)}",
+                          Failure("cut", partial=True)) from None
+        raise ConnectionFailed(f"connection closed before the first byte: {_detail(exc)}",
+                               Failure("network")) from None
+    if dog.fired:  # a body without a length just ends when the socket is shut
+        raise run.timed_out(dog.fired, got > 0)
 
 
 class _Watchdog:
-    """Shuts the socket down when the first-byte, idle or total deadline passes."""
+    """Shuts the connection's socket down when the first-byte, idle or total deadline
+    passes, from the request on (``run.sock``: the socket, once connected)."""
 
-    def __init__(self, run: _Run, began: float, sock: socket.socket | None) -> None:
+    def __init__(self, run: _Run, began: float) -> None:
         self._run = run
-        self._sock = sock
         self._cond = threading.Condition()
         self._last: float | None = None  # when the last chunk was handed on; None before one
         self._paused = False
@@ -337,7 +353,7 @@ class _Watchdog:
         #: the deadline that passed, if one did
         self.fired: str | None = None
         t = run.timeouts
-        if sock is not None and any(v is not None for v in (t.first_byte, t.idle, t.total)):
+        if any(v is not None for v in (t.first_byte, t.idle, t.total)):
             threading.Thread(target=self._watch, name="sse-tool-deadlines", daemon=True).start()
 
     def pause(self) -> None:
@@ -375,7 +391,8 @@ class _Watchdog:
                 left = None if deadline is None else deadline - self._run.clock()
                 if left is not None and left <= 0:
                     self.fired = which
-                    _shut(self._sock)
+                    if self._run.sock is not None:
+                        _shut(self._run.sock)
                     return
                 self._cond.wait(left)
 
@@ -398,9 +415,12 @@ def _shut(sock: socket.socket) -> None:
 
 
 def _socket_of(response: httpx.Response) -> socket.socket | None:
+    return _socket_of_stream(response.extensions.get("network_stream"))
+
+
+def _socket_of_stream(stream) -> socket.socket | None:
     import socket  # loaded by httpx already: a request is on its way
 
-    stream = response.extensions.get("network_stream")
     try:
         sock = stream.get_extra_info("socket") if stream is not None else None
     except Exception:  # a custom transport's stream may not know the question

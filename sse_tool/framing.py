@@ -2,10 +2,10 @@
 
 Every stage accepts what an earlier stage writes, so the first non-blank byte decides:
 ``[`` is a streamed JSON array, ``{`` is JSON Lines (NDJSON from a provider, or sse-tool's
-own records), anything else is SSE; a NUL byte first is AWS's binary event stream, told
-apart from other binary data by its whole 12-byte prelude and the CRC in it.
-``AutoFramer`` holds the first bytes until they decide, then hands everything to the
-framer chosen, so detection costs nothing after.
+own records), anything else is SSE if its first line begins like SSE (``check_text``); a
+NUL byte first is AWS's binary event stream, told apart from other binary data by its
+whole 12-byte prelude and the CRC in it. ``AutoFramer`` holds the first bytes until they
+decide, then hands everything to the framer chosen, so detection costs nothing after.
 """
 
 from __future__ import annotations
@@ -43,24 +43,42 @@ def sniff(head: bytes, final: bool = False) -> str | None:
     return None
 
 
-def check_text(head: bytes, final: bool = False) -> None:
-    """Raise ``BadInput`` if the first line of ``head`` is binary (a NUL, or not UTF-8).
+#: how an SSE line starts: a comment, or a field the spec knows (its name, then a colon
+#: or the end of the line)
+_SSE_STARTS = (b":", b"data", b"event", b"id", b"retry")
 
-    SSE is UTF-8 text; the spec would read a PNG or random bytes as an event stream with
-    no events, which only hides the mistake. Only the first line is judged (what arrived of
-    it), so invalid bytes later in a real stream are still replaced, as the spec says.
+
+def check_text(head: bytes, final: bool = False) -> bool:
+    """Whether ``head`` (the first bytes of an input sniffed as SSE) may be read as SSE:
+    True if its first line begins like SSE, False if too little of it arrived to tell;
+    ``BadInput`` if it begins like nothing known (binary data, an HTML page, plain text).
+
+    Input that begins like SSE is SSE, read as the spec says (invalid UTF-8 replaced by
+    U+FFFD, NUL kept), whatever follows. Only input that begins like nothing known is
+    refused: the spec would read a PNG or a web page as a stream with no events, which
+    only hides the mistake.
     """
     start = len(head) - len(head.lstrip(_BLANK))  # blank lines and a BOM come first
-    end = min((i for i in (head.find(b"\r", start), head.find(b"\n", start)) if i >= 0), default=len(head))
+    ends = [i for i in (head.find(b"\r", start), head.find(b"\n", start)) if i >= 0]
+    end = min(ends, default=len(head))
     line = head[start:end]
+    whole = final or end < len(head)
+    for known in _SSE_STARTS:
+        if line.startswith(known) and (known == b":" or line[len(known):len(known) + 1] in (b":", b"")
+                                       and (whole or len(line) > len(known))):
+            return True
+        if end == len(head) and known.startswith(line):  # "da" may still become "data:"
+            return final  # at the end: a stream cut in its first line
     bad = line.find(b"\0")
     if bad < 0:
         try:
-            getincrementaldecoder("utf-8")().decode(line, final=final or end < len(head))
-            return
+            getincrementaldecoder("utf-8")().decode(line, final=whole)
         except UnicodeDecodeError as exc:
             bad = exc.start
-    raise BadInput("binary data, not SSE, a JSON array or JSON lines", start + bad)
+    if bad >= 0:
+        raise BadInput("binary data, not SSE, a JSON array or JSON lines", start + bad)
+    shown = line[:40].decode("utf-8", "replace")
+    raise BadInput(f"not an event stream, a JSON array or JSON lines: it starts with {shown!r}", start)
 
 
 def make_framer(kind: str, *, comments: bool = False, max_event_size: int = DEFAULT_MAX_EVENT_SIZE):
@@ -91,19 +109,22 @@ class AutoFramer:
             kind = sniff(head)
             if kind is None:  # an event-stream prelude still short of its 12 bytes
                 return []
+            if kind == "sse" and not check_text(head):
+                self._head[:] = [head]  # a few bytes of the first line: wait for more
+                return []
             self._head.clear()
             self._choose(kind)
-            if self.kind == "sse":
-                check_text(head)
             chunk = head
         return self._framer.feed(chunk)
 
     def close(self) -> FrameEnd:
         if self._framer is None:  # blanks only (or nothing): SSE, which finds no event in them
             head = b"".join(self._head)
-            self._choose(sniff(head, final=True))
-            if self.kind != "aws-eventstream":  # (which is a torn prelude here)
-                check_text(head, final=True)  # another short input starting with NUL is binary
+            kind = sniff(head, final=True)
+            if kind != "aws-eventstream":  # (which is a torn prelude here)
+                check_text(head, final=True)  # anything else must begin like SSE
+                kind = "sse"
+            self._choose(kind)
             self._framer.feed(head)
         return self._framer.close()
 

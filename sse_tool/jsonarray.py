@@ -20,7 +20,8 @@ import re
 
 from .decode import BOM, decode_field
 from .errors import BadInput, EventTooLarge
-from .sse import DEFAULT_MAX_EVENT_SIZE, FrameEnd, SseEvent
+from .marker import LINE_STARTS, NOTE, from_line, is_marker_line
+from .sse import DEFAULT_MAX_EVENT_SIZE, FrameEnd, SseComment, SseEvent
 
 _NOT_WS = re.compile(rb"[^ \t\r\n]")
 _IN_STRING = re.compile(rb'["\\]')
@@ -34,12 +35,21 @@ _START, _BEFORE, _FIRST, _AFTER, _DONE = range(5)
 
 
 class JsonArrayParser:
-    """Incremental framer for a streamed JSON array: ``feed(bytes) -> list``, ``close()``."""
+    """Incremental framer for a streamed JSON array: ``feed(bytes) -> list``, ``close()``.
 
-    def __init__(self, *, max_event_size: int = DEFAULT_MAX_EVENT_SIZE) -> None:
+    With ``sequence=True`` it reads JSON values one after another instead (no brackets, no
+    commas: JSON written over many lines, such as a pretty-printed error body), starting
+    at input offset ``start``. A line ``: sse-tool ...`` is an in-band marker (``marker.py``)
+    wherever it comes: a ``reset`` or ``exit`` marker drops the element being read (it was
+    cut) and a new array may follow.
+    """
+
+    def __init__(self, *, max_event_size: int = DEFAULT_MAX_EVENT_SIZE, sequence: bool = False,
+                 start: int = 0) -> None:
         self.max_event_size = max_event_size
+        self._sequence = sequence
         self._state = _START
-        self._pos = 0  # input offset of the start of the current chunk
+        self._pos = start  # input offset of the start of the current chunk
         self._pieces: list[bytes] = []  # the element being read, if any
         self._size = 0
         self._start = 0  # input offset of the element being read
@@ -51,21 +61,67 @@ class JsonArrayParser:
         self._piece_from = 0  # where the element's bytes start in the current chunk
         self._head = b""  # a possible BOM at the very start
         self._error: BadInput | None = None
+        self._line_start = True  # the last byte fed ended a line: a marker may start here
+        self._held = b""  # the start of a line that may be a marker, until its line end
 
-    def feed(self, chunk: bytes) -> list[SseEvent]:
+    def feed(self, chunk: bytes) -> list[SseEvent | SseComment]:
         if self._error is not None:
             raise self._error
-        out: list[SseEvent] = []
+        out: list = []
         try:
-            self._feed(chunk, out)
+            self._split(chunk, out)
         except BadInput as exc:  # elements before the fault are good data: hand them out
             self._error = exc
             if not out:
                 raise
         return out
 
+    def _split(self, chunk: bytes, out: list) -> None:
+        """Feed the JSON scanner the bytes between marker lines; report the markers."""
+        if self._held:
+            chunk, self._held = self._held + chunk, b""
+        i = 0
+        while True:
+            if self._line_start and chunk[i:i + 1] == b":":
+                at = i
+            else:
+                at = chunk.find(b"\n:", i) + 1
+                if not at:
+                    break
+            stop = chunk.find(b"\n", at)
+            line = chunk[at:] if stop < 0 else chunk[at:stop].rstrip(b"\r")
+            if stop < 0:  # the line goes on in the next chunk: hold it if it may be a marker
+                if any(m.startswith(line[:len(m)]) for m in LINE_STARTS) and len(line) <= self.max_event_size:
+                    self._scan(chunk[i:at], out)
+                    self._held = chunk[at:]
+                    return
+                break
+            marker = from_line(line) if is_marker_line(line) else None
+            if marker is None:
+                self._scan(chunk[i:at + 1], out)
+                i = at + 1
+                continue
+            self._scan(chunk[i:at], out)
+            self._marker(marker, out)
+            self._pos += stop + 1 - at
+            self._line_start = True
+            i = stop + 1
+        self._scan(chunk[i:] if i else chunk, out)
+
+    def _scan(self, chunk: bytes, out: list) -> None:
+        if chunk:
+            self._feed(chunk, out)
+            self._line_start = chunk[-1:] == b"\n"
+
+    def _marker(self, marker, out: list) -> None:
+        if marker.kind != NOTE:  # the bytes of an attempt end here: what was being read is cut
+            self._in_element = False
+            self._pieces.clear()
+            self._state = _START
+        out.append(SseComment(marker.comment(), self._pos))
+
     def _feed(self, chunk: bytes, out: list) -> None:
-        if self._state == _START and self._pos == 0:
+        if self._state == _START and self._pos == 0 and not self._sequence:
             chunk = self._head + chunk
             if len(chunk) < len(BOM) and BOM.startswith(chunk):
                 self._head = chunk
@@ -85,6 +141,9 @@ class JsonArrayParser:
             i = m.start()
             c = chunk[i : i + 1]
             state = self._state
+            if self._sequence and state != _DONE:  # one value after another
+                self._begin_element(chunk, i)
+                continue
             if state == _START:
                 if c != b"[":
                     raise BadInput("not a JSON array: it does not start with '['", self._pos + i)
@@ -119,7 +178,19 @@ class JsonArrayParser:
     def close(self) -> FrameEnd:
         if self._error is not None:
             raise self._error
+        held, self._held = self._held, b""
+        if held:  # a last line without its line end: a marker, or bytes like any others
+            marker = from_line(held.rstrip(b"\r")) if is_marker_line(held.rstrip(b"\r")) else None
+            if marker is None:
+                self._scan(held, [])
+            else:
+                out: list = []
+                self._marker(marker, out)
+                self._pos += len(held)
+                return FrameEnd(None, self._pos, tuple(out))
         end = self._pos + len(self._head)
+        if self._sequence:
+            return FrameEnd("input ended inside a JSON value" if self._in_element else None, end)
         if self._state == _DONE:
             return FrameEnd(None, end)
         if self._in_element or self._state != _START or self._head:
@@ -159,7 +230,12 @@ class JsonArrayParser:
                 m = _SCALAR_END.search(chunk, i)
                 if m is None:
                     return n
-                return self._end_element(chunk, m.start(), out)
+                end = m.start()
+                if end == self._piece_from and not self._pieces:
+                    # A value that begins with ',' or ']' (a stray one between JSON lines):
+                    # that byte is the element, or the scan would stand still.
+                    end += 1
+                return self._end_element(chunk, end, out)
             else:
                 m = _TOKEN.search(chunk, i)
                 if m is None:

@@ -17,6 +17,7 @@ Every provider's stream becomes the same small vocabulary (one JSON line each on
     {"type": "usage", "usage": {...}}
     {"type": "meta", "key": "model", "value": "claude-..."}
     {"type": "reset"}
+    {"type": "note", "text": "fetch: HTTP 503; retry 1/2 in 0.5s (backoff)"}
     {"type": "end", "status": "complete", "stop_reason": "end_turn", "usage": {...},
      "tool_calls": [{"index": 0, "id": "call_1", "name": "get_weather", "complete_json": true}]}
 
@@ -29,8 +30,10 @@ A ``server`` tool call is run by the provider (web search, code execution): a cl
 not run it; ``tool_status`` is the progress of such a tool, ``tool_result`` its result.
 
 ``reset`` means "discard the draft: a new attempt starts" (a retry after part of a body
-was seen). On the wire before ``normalize`` it travels as the SSE comment line
-``: sse-tool reset`` (``sse.RESET_COMMENT``; other SSE parsers ignore it as a comment).
+was seen); ``note`` is something an earlier stage wanted a person to see. On the wire
+before ``normalize`` both travel as in-band markers, SSE comment lines such as
+``: sse-tool reset`` (``marker.py``; other SSE parsers ignore them as comments), and so
+does an earlier stage's failure, which becomes the ``end`` record (its ``exit`` field).
 An ``end`` record is always last, exactly once.
 """
 
@@ -38,6 +41,9 @@ from __future__ import annotations
 
 from enum import Enum
 from typing import Any, NamedTuple
+
+from .errors import BadInput
+from .typed import REQUIRED, field
 
 #: stop reasons meaning the model stopped before it was done (a length limit, a content
 #: filter, a refusal), compared in lower case across the dialects' spellings; ``--strict``
@@ -76,6 +82,11 @@ class Status(str, Enum):
     TRUNCATED = "truncated"
     #: the provider sent an error (even if a terminal event followed)
     ERROR = "error"
+    #: the input was not what the stage reads (``offset``: where, in bytes)
+    INVALID = "invalid"
+    #: an earlier stage (or this one) failed otherwise: HTTP, network, timeout, usage, ...;
+    #: ``exit`` holds its exit code
+    FAILED = "failed"
 
 
 # Records are named tuples, not dataclasses: they are built once per delta on the hot path
@@ -165,6 +176,12 @@ class Reset(NamedTuple):
     """Discard the draft: a new attempt starts."""
 
 
+class Note(NamedTuple):
+    """Something an earlier stage wants a person to see: "STAGE: TEXT"."""
+
+    text: str
+
+
 class End(NamedTuple):
     status: Status
     stop_reason: str | None = None
@@ -173,6 +190,11 @@ class End(NamedTuple):
     error: dict | None = None
     #: why the stream counts as truncated or failed, in words (for diagnostics)
     detail: str | None = None
+    #: the exit code this end stands for, when the status alone does not say it (an
+    #: earlier stage's failure, an interruption, ``--strict``)
+    exit: int | None = None
+    #: for ``invalid``: the byte offset of the bad input, when known
+    offset: int | None = None
     #: per tool call: index, id, name, and whether its joined arguments are whole JSON
     #: (``complete_json``), so a script never runs a call with truncated arguments
     tool_calls: list | None = None
@@ -188,18 +210,19 @@ def _same_type_ne(self, other) -> bool:
 
 # A Meta("answer", "x") must not equal a Delta(Channel.ANSWER, "x"), as plain tuples would.
 for _cls in (Delta, ToolCall, Part, Signature, Redacted, Citation, ToolStatus, ToolResult,
-             Usage, Meta, Reset, End):
+             Usage, Meta, Reset, Note, End):
     _cls.__eq__, _cls.__ne__, _cls.__hash__ = _same_type_eq, _same_type_ne, tuple.__hash__
 
 Record = (Delta | ToolCall | Part | Signature | Redacted | Citation | ToolStatus | ToolResult
-          | Usage | Meta | Reset | End)
+          | Usage | Meta | Reset | Note | End)
 
 #: record types -> the class each is read into (``from_record``): a line of JSON whose
 #: ``type`` is one of these is a channel record
 RECORD_TYPES = {
     "delta": Delta, "tool_call": ToolCall, "part": Part, "signature": Signature,
     "redacted": Redacted, "citation": Citation, "tool_status": ToolStatus,
-    "tool_result": ToolResult, "usage": Usage, "meta": Meta, "reset": Reset, "end": End,
+    "tool_result": ToolResult, "usage": Usage, "meta": Meta, "reset": Reset, "note": Note,
+    "end": End,
 }
 
 
@@ -222,10 +245,12 @@ def to_record(item: Record) -> dict:
         return {"type": "meta", "key": item.key, "value": item.value}
     if isinstance(item, Reset):
         return {"type": "reset"}
+    if isinstance(item, Note):
+        return {"type": "note", "text": item.text}
     if not isinstance(item, End):
         return _extra_record(item)
     out = {"type": "end", "status": item.status.value, "stop_reason": item.stop_reason}
-    for name in ("usage", "error", "detail", "tool_calls"):
+    for name in ("usage", "error", "detail", "exit", "offset", "tool_calls"):
         value = getattr(item, name)
         if value is not None:
             out[name] = value
@@ -233,23 +258,39 @@ def to_record(item: Record) -> dict:
 
 
 def from_record(rec: dict) -> Record:
-    """A channel record back into its dataclass (raises KeyError/ValueError if malformed)."""
-    kind = rec["type"]
+    """A channel record back into its tuple; raises ``BadInput`` or ValueError naming what
+    is malformed.
+
+    Every field is type-checked here, where it is read: a record that passes is safe for
+    every later use (``render`` joins texts, compares stop reasons, reads error fields).
+    """
+    kind = field(rec, "type", str, REQUIRED)
     if kind == "delta":
-        return Delta(Channel(rec["channel"]), rec["text"])
+        return Delta(Channel(field(rec, "channel", str, REQUIRED)), field(rec, "text", str, REQUIRED))
     if kind == "tool_call":
-        return ToolCall(rec["index"], rec.get("id"), rec.get("name"), rec.get("arguments", ""),
-                        rec.get("server") is True)
+        index = field(rec, "index", int, REQUIRED)
+        return ToolCall(index, field(rec, "id", str, None), field(rec, "name", str, None),
+                        field(rec, "arguments", str, ""), field(rec, "server", bool, False))
     if kind == "usage":
-        return Usage(rec["usage"])
+        return Usage(field(rec, "usage", dict, REQUIRED))
     if kind == "meta":
-        return Meta(rec["key"], rec.get("value"))
+        return Meta(field(rec, "key", str, REQUIRED), rec.get("value"))
     if kind == "reset":
         return Reset()
+    if kind == "note":
+        return Note(field(rec, "text", str, REQUIRED))
     if kind == "end":
+        error = field(rec, "error", dict, None)
+        if error is not None:
+            field(error, "type", str, None, "error.type")
+            field(error, "message", str, None, "error.message")
+        code = field(rec, "exit", int, None)
+        if code is not None and not 0 <= code < 256:
+            raise ValueError(f"'exit' is not an exit code: {code}")
         return End(
-            Status(rec["status"]), rec.get("stop_reason"), rec.get("usage"), rec.get("error"),
-            rec.get("detail"), rec.get("tool_calls"),
+            Status(field(rec, "status", str, REQUIRED)), field(rec, "stop_reason", str, None),
+            field(rec, "usage", dict, None), error, field(rec, "detail", str, None), code,
+            field(rec, "offset", int, None), _tool_calls(rec),
         )
     if kind in _EXTRA_FIELDS:
         return _from_extra(kind, rec)
@@ -281,17 +322,31 @@ def _extra_record(item) -> dict:
 
 def _from_extra(kind: str, rec: dict) -> Record:
     cls = RECORD_TYPES[kind]
+    index = field(rec, "index", int, None)
     if cls is Part:
-        return Part(Channel(rec["channel"]))
+        return Part(Channel(field(rec, "channel", str, REQUIRED)))
     if cls is Signature:
-        return Signature(rec["signature"], rec.get("index"))
+        return Signature(field(rec, "signature", str, REQUIRED), index)
     if cls is Redacted:
-        return Redacted(rec["data"], rec.get("index"))
+        return Redacted(field(rec, "data", str, REQUIRED), index)
     if cls is Citation:
-        return Citation(rec.get("source"), rec.get("url"), rec.get("title"), rec.get("text"), rec.get("index"))
+        return Citation(rec.get("source"), field(rec, "url", str, None), field(rec, "title", str, None),
+                        field(rec, "text", str, None), index)
     if cls is ToolStatus:
-        return ToolStatus(rec.get("index"), rec.get("id"), rec["tool"], rec["status"], rec.get("item"))
-    return ToolResult(rec.get("index"), rec.get("id"), rec.get("result"))
+        return ToolStatus(index, field(rec, "id", str, None), field(rec, "tool", str, REQUIRED),
+                          field(rec, "status", str, REQUIRED), rec.get("item"))
+    return ToolResult(index, field(rec, "id", str, None), rec.get("result"))
+
+
+def _tool_calls(rec: dict) -> list | None:
+    """The end record's per-call summary: a list of objects, each with an integer index."""
+    calls = field(rec, "tool_calls", list, None)
+    for call in calls or ():
+        if not isinstance(call, dict):
+            raise BadInput("'tool_calls[]' must be objects")
+        field(call, "index", int, REQUIRED, "tool_calls[].index")
+        field(call, "complete_json", bool, None, "tool_calls[].complete_json")
+    return calls
 
 
 class Transcript:
@@ -299,16 +354,28 @@ class Transcript:
 
     ``add`` is O(1); ``text(channel)`` joins what arrived since the last read onto the
     text so far and keeps the result as the single piece. A reader that looks a few times a
-    second (a throttled painter) pays a few joins a second, not one per delta.
+    second (a throttled painter) pays a few joins a second, not one per delta. Memory stays
+    the text itself: every ``_BLOCK`` pieces are joined into one (a piece is an object of
+    about 50 bytes, more than the one character a delta often holds), and those blocks only
+    when read, so the cost stays linear.
     """
 
     __slots__ = ("pieces",)
 
+    #: pieces joined into one block at a time
+    _BLOCK = 256
+
     def __init__(self) -> None:
-        self.pieces: dict[Channel, list[str]] = {c: [] for c in Channel}
+        #: per channel: the finished blocks, then the recent pieces (the last list)
+        self.pieces: dict[Channel, list] = {c: [[]] for c in Channel}
 
     def add(self, delta: Delta) -> None:
-        self.pieces[delta.channel].append(delta.text)
+        parts = self.pieces[delta.channel]
+        recent = parts[-1]
+        recent.append(delta.text)
+        if len(recent) >= self._BLOCK:
+            parts[-1] = "".join(recent)
+            parts.append([])
 
     def part(self, part: Part) -> None:
         """A new part starts: a blank line after the text so far (none before any text)."""
@@ -318,10 +385,12 @@ class Transcript:
 
     def text(self, channel: Channel) -> str:
         parts = self.pieces[channel]
-        if len(parts) > 1:
-            parts[:] = ["".join(parts)]
-        return parts[0] if parts else ""
+        if len(parts) == 1 and len(parts[0]) <= 1:
+            return parts[0][0] if parts[0] else ""
+        text = "".join(p if isinstance(p, str) else "".join(p) for p in parts)
+        parts[:] = [[text]]
+        return text
 
     def clear(self) -> None:
-        for parts in self.pieces.values():
-            parts.clear()
+        for channel in self.pieces:
+            self.pieces[channel] = [[]]

@@ -3,15 +3,25 @@
 Ollama streams this way, and so do the JSON Lines records that sse-tool's own stages write.
 Each complete line becomes an ``SseEvent`` of type ``message`` whose ``data`` is the line's
 text (its JSON is parsed by whoever reads it). A last line without its newline is
-truncation. Cost and memory follow ``SseParser``: pieces of a partial line are joined once,
-and a line over the size limit raises ``EventTooLarge``.
+truncation, unless it is whole by itself (a JSON value: error bodies often lack the final
+newline). A line ``: sse-tool ...`` is an in-band marker (``marker.py``), reported as an
+``SseComment``. Cost and memory follow ``SseParser``: pieces of a partial line are joined
+once, and a line over the size limit raises ``EventTooLarge``.
+
+When the first line starts like JSON but is not a JSON value by itself, the input is JSON
+written over many lines (a pretty-printed error body, say): it is read from there on as a
+sequence of JSON values (``JsonArrayParser(sequence=True)``), one event per value.
 """
 
 from __future__ import annotations
 
+import orjson
+
 from .decode import BOM, decode_field
 from .errors import EventTooLarge
-from .sse import DEFAULT_MAX_EVENT_SIZE, FrameEnd, SseEvent
+from .jsonarray import JsonArrayParser
+from .marker import from_line
+from .sse import DEFAULT_MAX_EVENT_SIZE, FrameEnd, SseComment, SseEvent
 
 
 class NdjsonParser:
@@ -24,8 +34,12 @@ class NdjsonParser:
         self._partial_len = 0
         self._head: bytes | None = b""  # a possible BOM at the very start
         self._error: EventTooLarge | None = None
+        self._first = True  # no non-blank line seen yet: it decides lines or many-line JSON
+        self._values: JsonArrayParser | None = None  # many-line JSON, once decided
 
-    def feed(self, chunk: bytes) -> list[SseEvent]:
+    def feed(self, chunk: bytes) -> list[SseEvent | SseComment]:
+        if self._values is not None:
+            return self._values.feed(chunk)
         if self._error is not None:
             raise self._error
         if self._head is not None:
@@ -47,13 +61,23 @@ class NdjsonParser:
                 self._partial.clear()
                 self._partial_len = 0
             pos = self._pos
-            for line in lines:
+            for i, line in enumerate(lines):
                 # measured like a partial line (CR included), so the limit trips the same
                 # whatever the chunking
                 if len(line) > self.max_event_size:
                     return self._fail(EventTooLarge(self.max_event_size, pos), out)
                 text = line[:-1] if line[-1:] == b"\r" else line
-                if text.strip():
+                if not text.strip():
+                    pos += len(line) + 1
+                    continue
+                if self._first:
+                    self._first = False
+                    if _many_lines(text):
+                        return out + self._to_values(b"\n".join([*lines[i:], rest]), pos)
+                marker = from_line(text) if text[:1] == b":" else None
+                if marker is not None:
+                    out.append(SseComment(marker.comment(), pos))
+                else:
                     out.append(SseEvent("message", decode_field(text), None, None, pos, pos + len(text)))
                 pos += len(line) + 1
             self._pos = pos
@@ -72,10 +96,45 @@ class NdjsonParser:
             return out
         raise exc
 
+    def _to_values(self, data: bytes, pos: int) -> list:
+        """Read the rest, from the first line on, as JSON values over many lines."""
+        self._values = JsonArrayParser(max_event_size=self.max_event_size, sequence=True, start=pos)
+        self._partial.clear()
+        return self._values.feed(data)
+
     def close(self) -> FrameEnd:
+        if self._values is not None:
+            return self._values.close()
         if self._error is not None:
             raise self._error
         end = self._pos + self._partial_len + len(self._head or b"")
-        if any(piece.strip() for piece in self._partial) or self._head:
+        last = b"".join(self._partial)
+        text = last[:-1] if last[-1:] == b"\r" else last
+        if text.strip() and not self._head:
+            # A last line without its newline is cut, unless it is whole by itself: a JSON
+            # value (an error body has no final newline) or a marker.
+            marker = from_line(text) if text[:1] == b":" else None
+            if marker is not None:
+                return FrameEnd(None, end, (SseComment(marker.comment(), self._pos),))
+            if _is_json(text):
+                event = SseEvent("message", decode_field(text), None, None, self._pos, self._pos + len(text))
+                return FrameEnd(None, end, (event,))
+        if text.strip() or self._head:
             return FrameEnd("input ended in the middle of a line (no final newline)", end)
         return FrameEnd(None, end)
+
+
+def _is_json(text: bytes) -> bool:
+    try:
+        orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return False
+    return True
+
+
+def _many_lines(first: bytes) -> bool:
+    """Whether a first line starts a JSON value written over many lines: an opening bracket
+    followed by nothing or a key (``{``, ``[{``, ``{"error": {``), and not whole itself."""
+    head = first.lstrip()
+    rest = head.lstrip(b"{[ \t\r")
+    return head[:1] in (b"{", b"[") and rest[:1] in (b"", b'"') and not _is_json(first)

@@ -18,8 +18,23 @@ Status: ``error`` if the provider sent an error (even if a terminal event follow
 ``complete`` if its terminal event arrived and the framing ended cleanly, else
 ``truncated``: a clean end of input between events proves nothing; the terminal event is
 what proves the turn finished. The framing's end is ``close``'s argument when this
-normalizer reads the bytes, or frame's cut marker (``sse.CUT_COMMENT``) when it reads
+normalizer reads the bytes, or an exit marker with code 3 (frame's cut) when it reads
 frame's records.
+
+In-band markers (``marker.py``) arrive as comments: ``reset`` voids the attempt so far,
+``note`` becomes a ``Note``, and ``exit`` (an earlier stage failed with that code) decides
+the ``End``: its status follows the code (3 and 130 truncated, 4 error, 5 invalid, else
+failed) and
+its ``exit`` field holds the code, so every later stage exits with it. Only a provider
+error seen before an earlier stage's cut (code 3) keeps status ``error``, as with a cut
+found here.
+
+Bad input: events that no adapter claims, events of another dialect than the one named,
+broken JSON, and a value of the wrong type (adapters raise ``BadInput``; the offset of
+the event is added here). An event with broken JSON just before a ``reset`` or ``exit``
+marker was cut by that failure, not broken: its error is held until the next item shows
+which (``hold_broken``: for JSON lines only; the other framings drop a cut event
+themselves). With ``lenient=True`` bad events are skipped and counted in ``warnings`` instead.
 
 With ``provider="auto"`` events are held until one adapter recognises the stream (it is
 nearly always the first event); the choice is in ``provider`` afterwards.
@@ -29,10 +44,11 @@ from __future__ import annotations
 
 import orjson
 
-from .errors import BadInput
-from .model import End, Record, Reset, Status
+from .errors import BadInput, ExitCode
+from .marker import EXIT, NOTE, parse
+from .model import End, Note, Record, Reset, Status
 from .providers import PROVIDERS, recognise
-from .sse import CUT_COMMENT, RESET_COMMENT, FrameEnd, SseComment, SseEvent
+from .sse import FrameEnd, SseComment, SseEvent
 
 #: events held while guessing the provider before giving up
 MAX_UNRECOGNISED = 64
@@ -51,58 +67,96 @@ def parse_payload(event: SseEvent):
     return data
 
 
+#: an exit code -> the end status that stands for it (an interruption cut what arrived)
+_STATUS = {ExitCode.TRUNCATED: Status.TRUNCATED, ExitCode.PROVIDER_ERROR: Status.ERROR,
+           ExitCode.BAD_INPUT: Status.INVALID, ExitCode.INTERRUPTED: Status.TRUNCATED}
+
+
+def failed_end(code: int, detail: str, offset: int | None = None) -> End:
+    """The ``End`` that stands for a stage failing with exit ``code``."""
+    return End(_STATUS.get(code, Status.FAILED), detail=detail, exit=int(code), offset=offset)
+
+
 class Normalizer:
     """Stage core: events in, channel records out; ``close`` adds the one ``End``."""
 
-    def __init__(self, provider: str = "auto") -> None:
+    def __init__(self, provider: str = "auto", *, lenient: bool = False, hold_broken: bool = False) -> None:
         if provider != "auto" and provider not in PROVIDERS:
             raise ValueError(f"unknown provider {provider!r}")
         self.provider: str | None = None if provider == "auto" else provider
+        self.lenient = lenient
+        #: JSON lines: an NDJSON line cut by an earlier stage's failure is followed by its
+        #: marker, so broken JSON is held until the next item says which it was
+        self.hold_broken = hold_broken
+        #: with ``lenient``: what was skipped, one line each (the caller says them)
+        self.warnings: list[str] = []
         self._adapter = PROVIDERS[provider]() if self.provider else None
-        self._held: list[tuple[str, object]] = []
-        self._cut: str | None = None  # why the input was cut, from frame's cut marker
+        self._held: list[tuple[str, object, int]] = []
+        self._exit: tuple[int, str] | None = None  # an earlier stage's failure: (code, why)
+        self._broken: BadInput | None = None  # broken JSON, held until the next item
+        self._confirmed = self.provider is None  # a named provider's events were seen
         #: once ``close`` has run: whether the provider's terminal event arrived, and why the
         #: framing was cut (None if it was not), the two facts the status was decided from
         self.terminal = False
         self.cut: str | None = None
 
     def feed(self, item: SseEvent | SseComment) -> list[Record]:
+        if self._broken is not None:
+            marker = parse(item.text) if isinstance(item, SseComment) else None
+            if marker is not None and marker.kind == NOTE:
+                return [Note(marker.text)]  # says nothing about the line before: keep waiting
+            broken, self._broken = self._broken, None
+            if marker is None:
+                self._bad(broken)  # not cut by a failure: it is broken
         if isinstance(item, SseComment):
-            if item.text.startswith(CUT_COMMENT + ":"):
-                self._cut = item.text[len(CUT_COMMENT) + 1:].strip() or "input cut"
-            if item.text != RESET_COMMENT:
+            return self._marker(item)
+        try:
+            payload = parse_payload(item)
+        except BadInput as exc:
+            if not self.hold_broken:
+                self._bad(exc)
                 return []
-            # A retry starts over: what the failed attempt said (its error, its end) is void.
-            self._held.clear()
-            self._cut = None
-            if self._adapter is not None:
-                self._adapter = PROVIDERS[self.provider]()
-            return [Reset()]
-        payload = parse_payload(item)
+            self._broken = exc
+            return []
+        if type(payload) is not dict and payload not in _NOT_JSON_OK:
+            self._bad(BadInput(f"event {item.event!r}: data is {_what(payload)}, not a JSON object",
+                               item.offset))
+            return []
         if self._adapter is None:
-            self._held.append((item.event, payload))
-            name = recognise(item.event, payload)
-            if name is None:
-                if len(self._held) > MAX_UNRECOGNISED:
-                    raise BadInput(
-                        f"no known provider format in the first {MAX_UNRECOGNISED} events "
-                        "(choose one with --provider)", item.offset,
-                    )
-                return []
-            return self._choose(name)
-        return self._adapter.feed(item.event, payload)
+            return self._recognise(item, payload)
+        if not self._confirmed:
+            self._check_dialect(item, payload)
+        try:
+            return self._adapter.feed(item.event, payload)
+        except BadInput as exc:
+            if exc.offset is None:
+                exc = BadInput(f"event {item.event!r}: {exc}", item.offset)
+            self._bad(exc)
+            return []
 
     def close(self, frame_end: FrameEnd | None = None) -> list[Record]:
+        if self._broken is not None:
+            broken, self._broken = self._broken, None
+            self._bad(broken)
         out: list[Record] = []
+        if self._exit is not None and self._exit[0] != ExitCode.TRUNCATED:
+            return self._flush() + [failed_end(*self._exit)]
+        cut = frame_end.truncated if frame_end is not None and frame_end.truncated else None
+        if cut is None and self._exit is not None:
+            cut = self._exit[1]
         if self._adapter is None:
             if not self._held:
                 return [End(Status.TRUNCATED, detail="no events arrived")]
-            if not any(isinstance(p, dict) and "error" in p for _, p in self._held):
-                raise BadInput("unknown provider format (choose one with --provider)")
-            # A bare error object names no provider; every dialect reads it the same way.
+            error = next((e for _, p, _ in self._held if (e := _error_body(p))), None)
+            if error is None:
+                event, _, offset = self._held[0]
+                raise BadInput(f"unknown provider format: the first event ({_shape(event, self._held[0][1])}) "
+                               "is no known provider's (choose one with --provider)", offset)
+            # An error body names no provider: it is the error, whichever dialect reads it.
             out += self._choose("openai")
+            self._adapter.error = self._adapter.error or error
+        out += self._flush()
         a = self._adapter
-        cut = frame_end.truncated if frame_end is not None and frame_end.truncated else self._cut
         self.terminal, self.cut = bool(a.terminal), cut
         if a.error is not None:
             status, detail = Status.ERROR, None
@@ -117,11 +171,97 @@ class Normalizer:
         out.append(End(status, a.stop_reason, a.usage, a.error, detail))
         return out
 
+    # -- internals ----------------------------------------------------------------------
+
+    def _marker(self, item: SseComment) -> list[Record]:
+        marker = parse(item.text)
+        if marker is None:
+            return []
+        if marker.kind == NOTE:
+            return [Note(marker.text)]
+        if marker.kind == EXIT:
+            text = marker.text
+            if marker.code == ExitCode.TRUNCATED and text.startswith("frame: "):
+                text = text[len("frame: "):]  # frame's cut: what reading the bytes here finds
+            self._exit = (marker.code, text)
+            return []
+        # RESET: a retry starts over: what the failed attempt said (its error, its end) is void.
+        self._held.clear()
+        self._exit = None
+        if self._adapter is not None:
+            self._adapter = PROVIDERS[self.provider]()
+        return [Reset()]
+
+    def _recognise(self, item: SseEvent, payload) -> list[Record]:
+        self._held.append((item.event, payload, item.offset))
+        name = recognise(item.event, payload)
+        if name is None:
+            if len(self._held) > MAX_UNRECOGNISED:
+                raise BadInput(
+                    f"no known provider format in the first {MAX_UNRECOGNISED} events "
+                    "(choose one with --provider)", item.offset,
+                )
+            return []
+        return self._choose(name)
+
+    def _check_dialect(self, item: SseEvent, payload) -> None:
+        """A provider named by the caller: until one of its events is seen, an event that
+        only another dialect sends means the input is not what the caller said."""
+        if PROVIDERS[self.provider].recognise(item.event, payload):
+            self._confirmed = True
+            return
+        other = None if _error_body(payload) else recognise(item.event, payload)
+        if other is not None:
+            raise BadInput(f"expected {self.provider} events, got {other} events "
+                           f"(the first is {_shape(item.event, payload)})", item.offset)
+
+    def _bad(self, exc: BadInput) -> None:
+        if not self.lenient:
+            raise exc
+        self.warnings.append(f"skipped: {exc}")
+
+    def _flush(self) -> list[Record]:
+        flush = getattr(self._adapter, "flush", None)
+        return flush() if flush is not None else []
+
     def _choose(self, name: str) -> list[Record]:
         self.provider = name
         self._adapter = PROVIDERS[name]()
         out: list[Record] = []
-        for event, payload in self._held:
-            out += self._adapter.feed(event, payload)
+        for event, payload, offset in self._held:
+            try:
+                out += self._adapter.feed(event, payload)
+            except BadInput as exc:
+                self._bad(BadInput(f"event {event!r}: {exc}", offset) if exc.offset is None else exc)
         self._held.clear()
         return out
+
+
+#: data that is not a JSON object yet means something: the OpenAI sentinel; nothing at all
+_NOT_JSON_OK = ("[DONE]", "")
+
+
+def _what(payload) -> str:
+    if isinstance(payload, str):
+        return f"not JSON ({payload[:40]!r})"
+    from .typed import json_type
+
+    return json_type(payload)
+
+
+def _error_body(payload) -> dict | None:
+    """The error a payload holds, if it is an error object as providers send them (HTTP
+    error bodies too)."""
+    from .providers.errors import error_body
+
+    return error_body(payload)
+
+
+def _shape(event: str, payload) -> str:
+    """A few words on what an event looks like, for messages."""
+    if isinstance(payload, dict):
+        kind = payload.get("type") if isinstance(payload.get("type"), str) else None
+        keys = ", ".join(list(payload)[:4])
+        return f"type {kind!r}" if kind else f"an object with {keys or 'no keys'}"
+    text = payload if isinstance(payload, str) else str(payload)
+    return f"{event!r} {text[:40]!r}"

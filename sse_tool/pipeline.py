@@ -9,7 +9,8 @@ Every stage accepts the output of any earlier stage, recognised from the first b
 
 JSON Lines of any kind start with ``{``; the first line's keys tell them apart. The reader
 is sans-I/O like the layers it chains: ``feed(bytes) -> list[Record]``, ``close()`` returns
-the last records, always ending with exactly one ``End``.
+the last records, always ending with exactly one ``End`` (an input of no bytes at all is
+truncated: no stream arrived). In-band markers (``marker.py``) are read in every kind.
 
 Where it normalizes, two things follow the provider's adapter: ``<think>`` blocks in the
 answer move to the reasoning channel (``think.py``, ``think_tags``), and the ``End`` gets
@@ -23,12 +24,14 @@ import orjson
 
 from .errors import BadInput, EventTooLarge
 from .framing import check_text, make_framer, sniff
+from .marker import EXIT, NO_STREAM, NOTE, parse
 from .model import (
-    RECORD_TYPES, Channel, Delta, End, Part, Record, Reset, Status, ToolCall, Transcript, from_record,
+    RECORD_TYPES, Channel, Delta, End, Note, Record, Reset, Status, ToolCall,
+    from_record,
 )
 from .ndjson import NdjsonParser
-from .normalize import Normalizer
-from .sse import DEFAULT_MAX_EVENT_SIZE, FrameEnd
+from .normalize import Normalizer, failed_end
+from .sse import DEFAULT_MAX_EVENT_SIZE, FrameEnd, SseComment
 from .think import ThinkTags
 from .toolcalls import ToolCallCheck
 from .wire import load_event
@@ -55,7 +58,7 @@ class RecordReader:
 
     def __init__(
         self, provider: str = "auto", source: str = "auto", *,
-        max_event_size: int = DEFAULT_MAX_EVENT_SIZE, think_tags: str = "auto",
+        max_event_size: int = DEFAULT_MAX_EVENT_SIZE, think_tags: str = "auto", lenient: bool = False,
     ) -> None:
         if source not in SOURCES:
             raise ValueError(f"unknown source {source!r}")
@@ -71,16 +74,14 @@ class RecordReader:
         self.items: list = []
         #: the framing's end, once ``close`` has run (None before, or if nothing arrived)
         self.frame_end: FrameEnd | None = None
+        self.lenient = lenient
         self.normalizer: Normalizer | None = None
         self._framer = None
         self._head = bytearray()  # grows in place: a long first line costs linear time
         self._line_pending = False  # JSON Lines seen; only a newline (or EOF) decides their kind
         self._ended = False  # an End record was passed through (records input)
-        #: bytes fed so far; none at all means no stream arrived (``close`` returns nothing)
+        #: bytes fed so far; none at all means no stream arrived
         self.received = 0
-        #: each channel's text so far (the deltas handed out since the last reset), joined
-        #: only when read: ``transcript.text(Channel.ANSWER)`` beside each delta costs O(1)
-        self.transcript = Transcript()
         #: bad input found after good records in the same chunk: those records were
         #: returned, and the next ``feed``/``close`` raises this (a caller may check it first)
         self.error: BadInput | None = None
@@ -115,17 +116,21 @@ class RecordReader:
         return self._consume(self._framer.feed(chunk))
 
     def close(self) -> list[Record]:
-        """The last records, ending with the one ``End``; none if no byte ever arrived."""
+        """The last records, ending with the one ``End``."""
         if self.error is not None:
             raise self.error
         self.items = []
         if not self.received:
-            return []
+            return [End(Status.TRUNCATED, detail=NO_STREAM)]
         out: list[Record] = []
         if self._framer is None:
             self._start(self._sniff(final=True))
             out += self._consume(self._framer.feed(bytes(self._head)))
         frame_end = self.frame_end = self._framer.close()
+        if frame_end.items:
+            out += self._consume(list(frame_end.items))
+            if self.error is not None:
+                raise self.error
         if self.normalizer is not None:
             return out + self._finish(self.normalizer.close(frame_end))
         if not self._ended:
@@ -136,8 +141,8 @@ class RecordReader:
 
     def _sniff(self, final: bool) -> str | None:
         kind = sniff(self._head, final)
-        if kind == "sse":
-            check_text(self._head, final)
+        if kind == "sse" and not check_text(self._head, final):
+            return None  # a few bytes of the first line: wait for more
         if kind != "ndjson":
             return kind
         line, newline, _ = self._head.lstrip(b" \t\r\n\xef\xbb\xbf").partition(b"\n")
@@ -147,7 +152,7 @@ class RecordReader:
         try:
             first = orjson.loads(line)
         except orjson.JSONDecodeError:
-            raise BadInput("the first line looks like JSON but is not valid JSON", 0) from None
+            return "ndjson"  # JSON over many lines: the framer reads it so
         return sniff_lines(first) if isinstance(first, dict) else "ndjson"
 
     def _start(self, kind: str) -> None:
@@ -158,12 +163,13 @@ class RecordReader:
             # Other comments mean nothing here (the SSE parser reports the reset marker anyway).
             self._framer = make_framer(kind, max_event_size=self.max_event_size)
         if kind != "records":
-            self.normalizer = Normalizer(self.provider)
+            self.normalizer = Normalizer(self.provider, lenient=self.lenient,
+                                         hold_broken=kind in ("ndjson", "events"))
 
     def adapt(self, records: list[Record]) -> list[Record]:
         """Records the normalizer made of items a caller fed it directly (a fast path past
         ``feed``), given what the reader does to its own: ``<think>`` blocks split out,
-        deltas and tool calls tracked for the end."""
+        tool calls tracked for the end."""
         if records and (self._think is not None or type(records[0]) is Reset):
             records = self._after(records)
         return self._track(records)
@@ -180,31 +186,32 @@ class RecordReader:
         return self._track(out)
 
     def _track(self, records: list[Record]) -> list[Record]:
-        transcript = self.transcript
+        """Tool calls noted for the end's summary (the text itself is not kept: normalize's
+        memory must not grow with the answer)."""
         for record in records:
             kind = type(record)
-            if kind is Delta:
-                transcript.add(record)
-            elif kind is ToolCall:
+            if kind is ToolCall:
                 self._calls.add(record)
-            elif kind is Part:
-                transcript.part(record)
             elif kind is Reset:
-                transcript.clear()
                 self._calls = ToolCallCheck()
         return records
 
     def _convert(self, items: list, out: list[Record]) -> None:
         if self.source == "records":
             for item in items:
-                record = self._load_line(item, from_record)
+                if type(item) is SseComment:
+                    record = _marker_record(item.text)
+                    if record is None:
+                        continue
+                else:
+                    record = self._load_line(item, from_record)
                 if not self._ended:  # anything after the end record is not this stream's
                     out.append(record)
                     self._ended = isinstance(record, End)
             return
         normalizer = self.normalizer
         for item in items:
-            if self.source == "events":
+            if self.source == "events" and type(item) is not SseComment:
                 item = self._load_line(item, lambda rec: load_event(rec, item.offset))
             records = normalizer.feed(item)
             if records:
@@ -252,5 +259,17 @@ class RecordReader:
             if not isinstance(rec, dict):
                 raise ValueError("not a JSON object")
             return convert(rec)
-        except (ValueError, KeyError, TypeError) as exc:
+        except (ValueError, BadInput) as exc:
             raise BadInput(f"invalid record: {exc}", item.offset) from None
+
+
+def _marker_record(text: str) -> Record | None:
+    """The channel record an in-band marker stands for, among channel records."""
+    marker = parse(text)
+    if marker is None:
+        return None
+    if marker.kind == EXIT:
+        return failed_end(marker.code, marker.text)
+    if marker.kind == NOTE:
+        return Note(marker.text)
+    return Reset()

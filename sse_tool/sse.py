@@ -50,19 +50,15 @@ from typing import NamedTuple
 
 from .decode import BOM, decode_field
 from .errors import EventTooLarge
+from .marker import NOTE, exit_marker, from_line, is_marker_line
 
 DEFAULT_MAX_EVENT_SIZE = 64 * 1024 * 1024
 
-#: The retry marker: ``fetch --retry-partial`` writes this comment line before a new
-#: attempt's bytes. Comments mean nothing to the spec, so other parsers skip it; this one
-#: reports it even when comments are not asked for, and drops the event being built,
-#: which belongs to the attempt that was cut.
+#: The retry marker (``marker.py``): ``fetch --retry-partial`` writes this comment line
+#: before a new attempt's bytes. Comments mean nothing to the spec, so other parsers skip
+#: it; this one reports every ``sse-tool`` marker even when comments are not asked for,
+#: and a ``reset`` or ``exit`` marker drops the event being built, which was cut.
 RESET_COMMENT = "sse-tool reset"
-_RESET_LINES = (b": " + RESET_COMMENT.encode(), b":" + RESET_COMMENT.encode())
-#: The cut marker: when its input ends inside an event, ``frame`` writes the comment
-#: ``sse-tool truncated: WHY`` as its last record (``FrameEnd.comment``), so that a stage
-#: reading frame's records knows what a stage reading the bytes would (``Normalizer``).
-CUT_COMMENT = "sse-tool truncated"
 
 #: a ``retry`` value must fit in 64 bits (as in Chromium; JSON readers could not hold more)
 MAX_RETRY = 2**64 - 1
@@ -101,17 +97,41 @@ class FrameEnd(NamedTuple):
 
     truncated: str | None
     offset: int
+    #: items that the end of input itself completed (an NDJSON last line that is whole
+    #: without its newline); they come before the end
+    items: tuple = ()
 
     @property
     def is_complete(self) -> bool:
         return self.truncated is None
 
-    def comment(self) -> SseComment:
-        """The cut marker that stands for this end in frame's records (when truncated)."""
-        return SseComment(f"{CUT_COMMENT}: {self.truncated}", self.offset)
+    def comment(self, stage: str = "frame") -> SseComment:
+        """The exit marker (code 3) that stands for this end in frame's records (when truncated)."""
+        return SseComment(exit_marker(3, stage, self.truncated).comment(), self.offset)
 
 
 _new = tuple.__new__  # builds an SseEvent without the keyword-handling __new__
+
+
+def _split_lf(buf: bytes, start: int, end: int):
+    """``buf[start:end].split(b"\\n")``, one line at a time and without copying the span."""
+    find = buf.find
+    while True:
+        stop = find(b"\n", start, end)
+        if stop < 0:
+            yield buf[start:end]
+            return
+        yield buf[start:stop]
+        start = stop + 1
+
+
+def _split_any(buf: bytes):
+    """(line, length of its line end) for each line of ``buf``, which ends with a line end;
+    LF, CRLF and a lone CR end lines."""
+    start = 0
+    for match in _LINE_END.finditer(buf):
+        yield buf[start:match.start()], match.end() - match.start()
+        start = match.end()
 
 # One block of a usual shape, ``data: D`` or ``event: E`` + ``data: D``, with its blank
 # line: (the event line or None, D). Reading it so gives what the spec's rules give: the
@@ -162,7 +182,10 @@ class SseParser:
         self._head: bytes | None = b""  # bytes that may still be a leading BOM; None once decided
         self._after_cr = False  # last chunk ended in CR: a leading LF completes that CRLF
         # The event being built (the spec's buffers); _block_start is None until a field.
-        self._data: list[bytes] = []
+        # The data buffer as the spec keeps it: each data line's value and an LF, one
+        # growing bytearray (a list of lines would cost a pointer per line, and an event
+        # of millions of empty data lines is a few bytes each).
+        self._data = bytearray()
         self._type = b""
         self._block_start: int | None = None
         self._block_pos = 0  # where the lines since the last blank line start
@@ -373,12 +396,11 @@ class SseParser:
         else:
             cut = 0
         if cut < len(lines):
-            self._lines(lines[cut:-1].split(b"\n"), repeat(1), out)
+            self._lines(zip(_split_lf(lines, cut, len(lines) - 1), repeat(1)), out)
 
     def _any_lines(self, lines: bytes, out: list) -> None:
         """Complete lines with any line ends (LF, CRLF, CR), read by the rules."""
-        parts = _LINE_END.split(lines)
-        self._lines(parts[0:-1:2], [len(t) for t in parts[1::2]], out)
+        self._lines(_split_any(lines), out)
 
     def _crlf_run(self, lines: bytes, out: list) -> int:
         """Complete lines holding a CR: if their blocks, up to the last CRLF blank line, are
@@ -401,7 +423,7 @@ class SseParser:
         start = 0
         if self._block_start is not None or self._size:
             start = 1 if lines[0] == 10 else lines.find(b"\n\n") + 2
-            self._lines(lines[: start - 1].split(b"\n"), repeat(1), out)  # ends with b"", the blank line
+            self._lines(zip(_split_lf(lines, 0, start - 1), repeat(1)), out)  # ends with b"", the blank line
         if len(lines) - start < _RUN_FROM or not self._run(lines, start, out):
             self._each_block(lines, start, out)
 
@@ -483,7 +505,7 @@ class SseParser:
                 start = stop
                 continue
             self._pos = self._block_pos = pos
-            self._lines(block.split(b"\n"), repeat(1), out)  # ends with b"": the blank line
+            self._lines(zip(_split_lf(lines, start, stop - 1), repeat(1)), out)  # ends with b"": the blank line
             pos = self._pos
             last_id, retry = self._last_id, self._retry
             start = stop
@@ -507,12 +529,13 @@ class SseParser:
         )))
         return True
 
-    def _lines(self, lines: list[bytes], lengths, out: list) -> None:
-        """Apply complete lines, one by one, as the spec reads them."""
+    def _lines(self, lines, out: list) -> None:
+        """Apply complete lines, one by one, as the spec reads them: ``lines`` yields
+        (line, length of its line end), lazily (a block may hold millions of lines)."""
         pos = self._pos
         data = self._data
         limit = self.max_event_size
-        for line, length in zip(lines, lengths):
+        for line, length in lines:
             pos += len(line) + length
             if not line:  # blank line: dispatch
                 if self._block_start is not None:
@@ -521,7 +544,7 @@ class SseParser:
                     if data:
                         out.append(_new(SseEvent, (
                             decode_field(self._type) or "message",
-                            decode_field(b"\n".join(data)),
+                            decode_field(data[:-1]),
                             self._last_id,
                             self._retry,
                             self._block_start,
@@ -538,11 +561,13 @@ class SseParser:
                 self._pos = pos
                 raise EventTooLarge(limit, self._block_pos)
             if line[0] == 0x3A:  # ":" comment
-                if line in _RESET_LINES:  # the cut attempt's event is void
-                    data.clear()
-                    self._type = b""
-                    self._block_start = None
-                    out.append(_new(SseComment, (RESET_COMMENT, pos - len(line) - length)))
+                marker = from_line(line) if is_marker_line(line) else None
+                if marker is not None:
+                    if marker.kind != NOTE:  # reset, exit: the cut attempt's event is void
+                        data.clear()
+                        self._type = b""
+                        self._block_start = None
+                    out.append(_new(SseComment, (marker.comment(), pos - len(line) - length)))
                 elif self.comments:
                     text = line[2:] if line[1:2] == b" " else line[1:]
                     out.append(_new(SseComment, (decode_field(text), pos - len(line) - length)))
@@ -553,7 +578,8 @@ class SseParser:
             if value[:1] == b" ":
                 value = value[1:]
             if name == b"data":
-                data.append(value)
+                data += value
+                data.append(10)
             elif name == b"event":
                 self._type = value
             elif name == b"id":

@@ -19,6 +19,7 @@ import orjson
 from .errors import BadInput
 from .eventstream import EventMessage
 from .sse import SseComment, SseEvent
+from .typed import field
 
 
 def dumps(record: dict) -> bytes:
@@ -58,9 +59,10 @@ def is_event_record(record: dict) -> bool:
 
 
 def load_event(record: dict, offset: int = 0) -> SseEvent | EventMessage | SseComment:
-    """An event record (as ``frame`` writes it) back into an event."""
+    """An event record (as ``frame`` writes it) back into an event; every field is
+    type-checked here (``BadInput`` names the one that is not what frame writes)."""
     if "comment" in record and "data" not in record:
-        return SseComment(str(record["comment"]), record.get("offset", offset))
+        return SseComment(field(record, "comment", str, ""), field(record, "offset", int, offset))
     data = record.get("data")
     event = record.get("event", "message")
     if not isinstance(event, str) or data is None:
@@ -72,6 +74,6 @@ def load_event(record: dict, offset: int = 0) -> SseEvent | EventMessage | SseCo
         return EventMessage(event, data, None, None, record.get("offset", offset),
                             record.get("end", offset), headers)
     return SseEvent(
-        event, data, record.get("id"), record.get("retry"), record.get("offset", offset),
-        record.get("end", offset),
+        event, data, field(record, "id", str), field(record, "retry", int),
+        field(record, "offset", int, offset), field(record, "end", int, offset),
     )

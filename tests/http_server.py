@@ -13,6 +13,9 @@ Paths:
   /stall?key=K                 one event, then silence until the client goes away
   /silent?key=K                reads the request, never answers
   /slow-head?delay=S           waits S seconds before the status line
+  /drip-head?delay=0.5         the status line, then one header line every ``delay``, never
+                               ending the head (until the client goes away, 600 lines at most)
+  /continue?delay=0.1          ``100 Continue`` every ``delay``, never a final status (likewise)
   /error?status=429&retry_after=1&message=M&type=T&body=RAW
                                an error status with a provider-style JSON body
   /flaky?key=K&fail=2&status=503&retry_after=0
@@ -227,6 +230,19 @@ class _Handler(BaseHTTPRequestHandler):
     def route_slow_head(self, app, key) -> None:
         self.pause(float(self.q.get("delay", 1)))
         self.route_sse(app, key)
+
+    def route_drip_head(self, app, key) -> None:
+        delay = float(self.q.get("delay", 0.5))
+        self.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n")
+        for i in range(600):
+            self.pause(delay)
+            self.write(b"X-Drip-%d: slowly\r\n" % i)
+
+    def route_continue(self, app, key) -> None:
+        delay = float(self.q.get("delay", 0.1))
+        for _ in range(600):
+            self.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+            self.pause(delay)
 
     def route_error(self, app, key, status: int | None = None) -> None:
         status = status or int(self.q.get("status", 500))

@@ -119,3 +119,29 @@ def bedrock_event(event_type: str, payload: dict | str) -> bytes:
 def bedrock_exception(kind: str, message: str) -> bytes:
     return event_message({":exception-type": kind, ":content-type": "application/json",
                           ":message-type": "exception"}, json.dumps({"message": message}).encode())
+
+
+def odd_shapes(data: bytes, provider: str) -> list:
+    """Records of a stream holding values of the wrong type: bad input with the byte
+    offset, and with ``lenient`` the same stream read with those events skipped."""
+    import pytest
+
+    from sse_tool.errors import BadInput
+    from sse_tool.pipeline import RecordReader
+
+    with pytest.raises(BadInput, match="at byte"):
+        read_records([data], provider)
+    reader = RecordReader(provider, lenient=True)
+    out = reader.feed(data) + reader.close()
+    assert reader.normalizer.warnings
+    return out
+
+
+def failed_output(out: bytes, body: bytes, code: int, stage: str = "fetch") -> bool:
+    """Whether ``out`` is ``body`` then the failure marker a failed byte stage ends with:
+    ``: sse-tool exit CODE STAGE: WHY`` on a line of its own, then a blank line."""
+    line_end = b"" if not body or body[-1:] in b"\r\n" else b"\n"
+    head = body + line_end + b": sse-tool exit %d %s: " % (code, stage.encode())
+    assert out.startswith(head), (out[-300:], head[-100:])
+    assert out.endswith(b"\n\n") and out[len(head):-2].count(b"\n") == 0, out[-300:]
+    return True

@@ -42,11 +42,26 @@ def random_bytes() -> bytes:
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(65536)
 
 
+#: what each stage writes when it fails at once with ``code``: its in-band failure marker
+#: (frame: the marker record; normalize: the end record; render: nothing)
+def failure_output(stage: str, stdout: bytes, code: int) -> None:
+    if stage == "render":
+        assert stdout == b""
+        return
+    (line,) = stdout.splitlines()
+    record = json.loads(line)
+    if stage == "frame":
+        assert record["comment"].startswith(f"sse-tool exit {code} frame: ")
+    else:
+        assert record["type"] == "end" and record["exit"] == code
+
+
 @pytest.mark.parametrize("stage", STAGES)
 @pytest.mark.parametrize("data", [random_bytes(), PNG], ids=["random-bytes", "png"])
 def test_binary_input_is_bad_input_exit_5(stage, data):
     p = run(stage, data)
-    assert p.returncode == 5 and p.stdout == b""
+    assert p.returncode == 5
+    failure_output(stage, p.stdout, 5)
     assert "binary data" in one_line(p.stderr)
 
 
@@ -105,7 +120,10 @@ def test_normalize_emits_every_good_record_before_a_broken_line_then_exits_5(rec
     message = one_line(p.stderr)
     assert "invalid record" in message and f"at byte {len(b''.join(lines[:at]))}" in message
     good = run("normalize", b"".join(lines[:at])).stdout.splitlines()
-    assert p.stdout.splitlines() == good[:-1]  # all but the end record that EOF there would add
+    out = p.stdout.splitlines()
+    assert out[:-1] == good[:-1]  # the good records; then this stage's own end record, invalid
+    end = json.loads(out[-1])
+    assert (end["status"], end["exit"], end["offset"]) == ("invalid", 5, len(b"".join(lines[:at])))
 
 
 @pytest.mark.parametrize("kind", ["events", "records"])
@@ -132,15 +150,17 @@ def test_broken_json_in_an_sse_event_comes_after_the_good_records_and_exits_5(st
     assert "at byte" in one_line(p.stderr)
     good = run(stage, data[:data.rindex(b"\n\n", 0, at) + 2])
     if stage == "normalize":
-        assert p.stdout.splitlines() == good.stdout.splitlines()[:-1]
+        assert p.stdout.splitlines()[:-1] == good.stdout.splitlines()[:-1]
+        assert json.loads(p.stdout.splitlines()[-1])["status"] == "invalid"
     else:
         assert p.stdout == good.stdout != b""
 
 
 @pytest.mark.parametrize("stage", STAGES)
-def test_an_empty_input_says_no_stream_arrived_and_exits_0(stage):
+def test_an_empty_input_is_never_success_it_says_no_stream_arrived_and_exits_3(stage):
     p = run(stage, b"")
-    assert p.returncode == 0 and p.stdout == b""
+    assert p.returncode == 3
+    failure_output(stage, p.stdout, 3) if stage == "frame" else None
     assert "no stream arrived" in one_line(p.stderr)
 
 
@@ -148,8 +168,16 @@ def test_an_empty_input_says_no_stream_arrived_and_exits_0(stage):
 def test_a_file_that_does_not_exist_is_a_usage_error(stage, tmp_path):
     missing = tmp_path / "nowhere.sse"
     p = run(stage, b"", str(missing))
-    assert p.returncode == 2 and p.stdout == b""
+    assert p.returncode == 2
+    failure_output(stage, p.stdout, 2)
     assert "No such file or directory" in one_line(p.stderr)
+
+
+@pytest.mark.parametrize("stage", [*STAGES, "replay"])
+def test_a_directory_is_a_usage_error(stage, tmp_path):
+    p = run(stage, b"", str(tmp_path))
+    assert p.returncode == 2, p.stderr
+    assert "is a directory" in one_line(p.stderr)
 
 
 # -- a 100 MB line, streamed in: exit 5 at the 64 MiB limit, memory bounded -----------------

@@ -100,9 +100,13 @@ def test_payloads_of_any_shape_give_findings_never_a_crash(provider, events):
     run([data[i:i + 7] for i in range(0, len(data), 7)], provider)
 
 
-def test_normalize_reads_a_responses_event_whose_type_is_not_a_string():
+def test_a_responses_event_whose_type_is_not_a_string_is_bad_input_with_its_offset():
+    import pytest
+
     from .support import read_records
 
-    records = read_records([b'data: {"type":"response.created","response":{}}\n\ndata: {"type":[]}\n\n'],
-                           "openai-responses")
-    assert records[-1].status.value == "truncated"
+    with pytest.raises(BadInput, match="'type' must be a string, not an array .at byte 49"):
+        read_records([b'data: {"type":"response.created","response":{}}\n\ndata: {"type":[]}\n\n'],
+                     "openai-responses")
+    findings = check(b'data: {"type":"response.created","response":{}}\n\ndata: {"type":[]}\n\n', "openai-responses")
+    assert "stream.wrong-type" in [f.rule.id for f in findings]

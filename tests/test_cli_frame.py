@@ -66,11 +66,11 @@ def test_input_ended_inside_an_event_exits_3_after_the_good_events_and_the_cut_m
     result = frame(input=b"data: a\n\ndata: b")
     assert result.exit_code == 3 and records(result) == [
         {"event": "message", "data": "a"},
-        {"comment": "sse-tool truncated: input ended in the middle of a line"},
+        {"comment": "sse-tool exit 3 frame: input ended in the middle of a line"},
     ]
     assert result.stderr.count("\n") == 1 and "truncated" in result.stderr
     with_offsets = records(frame("--offsets", input=b"data: a\n\ndata: b"))
-    assert with_offsets[-1] == {"comment": "sse-tool truncated: input ended in the middle of a line",
+    assert with_offsets[-1] == {"comment": "sse-tool exit 3 frame: input ended in the middle of a line",
                                 "offset": 16}  # where the input ended
 
 
@@ -87,18 +87,22 @@ def test_the_cut_fixture_exits_3():
 
 def test_an_event_over_the_limit_exits_5_after_the_events_before_it():
     result = frame("--max-event-size", "1k", input=b"data: a\n\ndata: " + b"x" * 2000 + b"\n\n")
-    assert result.exit_code == 5 and records(result) == [{"event": "message", "data": "a"}]
+    assert result.exit_code == 5 and records(result)[0] == {"event": "message", "data": "a"}
+    assert records(result)[1]["comment"].startswith("sse-tool exit 5 frame: event larger than the limit")
+    assert len(records(result)) == 2  # the failure marker last, for later stages
     assert result.stderr.count("\n") == 1 and "--max-event-size" in result.stderr
 
 
 def test_garbage_after_a_json_array_start_exits_5():
     result = frame(input=b"[1, 2 3]")
-    assert result.exit_code == 5 and [r["data"] for r in records(result)] == ["1", "2"]
+    assert result.exit_code == 5 and [r.get("data") for r in records(result)] == ["1", "2", None]
+    assert records(result)[-1]["comment"].startswith("sse-tool exit 5 frame: ")
 
 
 def test_a_missing_file_exits_2_with_one_line():
     result = runner.invoke(app, ["frame", "/nonexistent/stream.sse"])
-    assert result.exit_code == 2 and result.stdout == ""
+    assert result.exit_code == 2 and records(result) == [
+        {"comment": "sse-tool exit 2 frame: /nonexistent/stream.sse: No such file or directory"}]
     assert result.stderr.count("\n") == 1 and "No such file" in result.stderr
 
 

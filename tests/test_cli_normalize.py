@@ -85,7 +85,9 @@ def test_broken_json_exits_5_with_its_offset_after_writing_every_good_record(tmp
     result = normalize(input_bytes=good + b'data: {"choices": [\n\n' + sse(b"[DONE]"), tmp_path=tmp_path)
     assert result.exit_code == 5
     assert f"at byte {len(good)}" in result.stderr and "broken JSON" in result.stderr
-    assert [r.get("text") for r in lines(result)] == ["Hi", " there"]
+    assert [r.get("text") for r in lines(result)] == ["Hi", " there", None]
+    end = lines(result)[-1]  # every run ends with one end record, bad input included
+    assert (end["type"], end["status"], end["exit"], end["offset"]) == ("end", "invalid", 5, len(good))
 
 
 def test_not_a_provider_format_exits_5(tmp_path):
@@ -128,10 +130,11 @@ def test_verbose_says_which_provider_auto_chose_and_the_input_kind():
     assert "provider openai (as told)" in result.stderr
 
 
-def test_provider_forces_the_dialect():
+def test_provider_forces_the_dialect_and_another_dialect_is_bad_input():
     result = normalize("--provider", "openai", RESPONSES)  # a Responses stream read as chat
-    assert result.exit_code == 3
-    assert [r["type"] for r in lines(result)] == ["end"]
+    assert result.exit_code == 5
+    assert "expected openai events, got openai-responses events" in result.stderr
+    assert [(r["type"], r["status"]) for r in lines(result)] == [("end", "invalid")]
 
 
 def test_unknown_provider_is_a_usage_error():
@@ -175,9 +178,10 @@ def test_several_files_are_each_their_own_stream_and_the_first_failure_decides()
     assert result.exit_code == 3
 
 
-def test_an_empty_input_says_no_stream_arrived_and_exits_0_so_pipefail_reports_the_cause(tmp_path):
+def test_an_empty_input_is_never_success_it_is_truncated_with_one_end_record(tmp_path):
     result = normalize(input_bytes=b"", tmp_path=tmp_path)
-    assert result.exit_code == 0 and lines(result) == []
+    assert result.exit_code == 3 and lines(result) == [
+        {"type": "end", "status": "truncated", "stop_reason": None, "detail": "no stream arrived (empty input)"}]
     assert "no stream arrived" in result.stderr
 
 

@@ -147,15 +147,15 @@ class Run:
     errs: list[str]  # each stage's stderr
 
 
-def sh(*stages: str, stdin: Path | None = None) -> Run:
+def sh(*stages: str, stdin: Path | None = None, pipefail: bool = True) -> Run:
     """``stages`` (each an ``sse-tool`` command line, or a plain one after ``!``) joined
-    by pipes in bash with pipefail; stdin from ``stdin`` when given."""
+    by pipes in bash with pipefail (unless told not to); stdin from ``stdin`` when given."""
     with tempfile.TemporaryDirectory() as tmp:
         parts = []
         for i, stage in enumerate(stages):
             command = stage[1:] if stage.startswith("!") else f"{TOOL} {stage}"
             parts.append(f"{command} 2>{tmp}/err{i}")
-        script = "set -o pipefail\n" + " | ".join(parts)
+        script = ("set -o pipefail\n" if pipefail else "") + " | ".join(parts)
         if stdin is not None:
             script = script.replace(" 2>", f" <{shlex.quote(str(stdin))} 2>", 1)
         script += f'\necho "$? ${{PIPESTATUS[*]}}" > {tmp}/status\n'
@@ -211,10 +211,10 @@ def _cut_between_events() -> int:
 CUTS = {
     # name: (cut, server mode, codes of fetch, frame, normalize, render)
     "inside-an-event": (_cut_inside_an_event(), "length", [3, 3, 3, 3]),
-    "between-events": (_cut_between_events(), "length", [3, 0, 3, 3]),
+    "between-events": (_cut_between_events(), "length", [3, 3, 3, 3]),
     "between-events-body-ended-cleanly": (_cut_between_events(), "chunked", [0, 0, 3, 3]),
-    # the connection closed before a body byte: a network failure, fetch's 7
-    "before-the-first-byte": (0, "length", [7, 0, 0, 0]),
+    # the connection closed before a body byte: a network failure, fetch's 7 (in-band to the end)
+    "before-the-first-byte": (0, "length", [7, 7, 7, 7]),
 }
 
 
@@ -235,7 +235,7 @@ def test_a_cut_stream_gives_each_stage_its_code_and_pipefail_the_last_failure(se
         assert (direct.out, direct.status) == (run.out, run.status)
     else:
         assert run.out == b""
-        assert all("no stream arrived" in err for err in run.errs[1:])
+        assert all("fetch: connection closed before the first byte" in err for err in run.errs[1:])
 
 
 @pytest.mark.parametrize("path", ["openai-chat/groq-error-event.sse",
@@ -248,13 +248,15 @@ def test_an_error_event_makes_normalize_and_render_exit_4(server, path):
     assert run.out == answer(path)
 
 
-def test_an_http_429_is_fetch_exit_6_and_the_later_stages_say_no_stream_arrived(server):
+def test_an_http_429_is_exit_6_at_every_stage_so_the_pipe_says_6_with_or_without_pipefail(server):
     run = four(f"{server}/status/429")
-    assert run.codes == [6, 0, 0, 0] and run.status == 6
+    assert run.codes == [6, 6, 6, 6] and run.status == 6
     assert run.out == b""
     assert_diagnostics_are_lines(run)
     assert "429" in run.errs[0]
-    assert all("no stream arrived" in err for err in run.errs[1:])
+    assert all("fetch: HTTP 429" in err for err in run.errs[1:])
+    without = sh(f"fetch {server}/status/429", "frame", "normalize", "render", pipefail=False)
+    assert without.status == 6
 
 
 # -- the same answer whichever way the input comes -----------------------------------------
@@ -383,11 +385,11 @@ def test_ctrl_c_to_one_stage_of_the_four_ends_it_130_and_the_others_follow(serve
         _kill(procs)
     assert seen.startswith(b"line 0\n")
     assert codes[stage] == 130 and texts[stage] == ""
-    # upstream stages find their reader gone; downstream ones see the stream end unfinished
+    # upstream stages find their reader gone; downstream ones read its failure marker and
+    # exit with its code, quietly as it did
     assert all(code == 141 for code in codes[:stage]), codes
-    assert all(code in (0, 3) for code in codes[stage + 1:]), codes
-    if stage < 3:
-        assert codes[3] == 3  # render saw the stream end unfinished
+    assert codes[stage + 1:] == [130] * (3 - stage), codes
+    assert texts[stage + 1:] == [""] * (3 - stage), texts
     for text in texts:
         assert "Traceback" not in text and len(text.splitlines()) <= 1, text
 

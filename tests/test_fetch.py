@@ -16,6 +16,7 @@ from sse_tool.fetch import Request, Timeouts, error_message, stream
 from sse_tool.recording import load_recording
 
 from .http_server import LocalServer, event, events
+from .support import failed_output
 
 SECRET = "sk-test-secret-0123456789"
 
@@ -71,7 +72,7 @@ def test_gzip_bodies_are_decoded(server):
 
 def test_http_errors_exit_6_with_the_providers_message_and_nothing_on_stdout(server):
     r = fetch(server.url("/error?status=401&message=Invalid+API+key&type=authentication_error"))
-    assert r.exit_code == 6 and r.stdout_bytes == b""
+    assert r.exit_code == 6 and failed_output(r.stdout_bytes, b"", 6)
     assert r.stderr.strip() == "sse-tool fetch: HTTP 401 Unauthorized: Invalid API key (authentication_error)"
 
 
@@ -98,13 +99,13 @@ def test_a_body_cut_short_exits_3_keeping_what_arrived(server):
     for mode in ("length", "chunked", "reset"):
         r = fetch(server.url(f"/cut?after=150&mode={mode}"))
         assert r.exit_code == 3, (mode, r.stderr)
-        assert r.stdout_bytes == events(20)[:150]
+        assert failed_output(r.stdout_bytes, events(20)[:150], 3)
         assert "cut short" in r.stderr
 
 
 def test_a_connection_closed_before_any_body_byte_exits_7(server):
     r = fetch(server.url("/cut?after=0&mode=length"))
-    assert r.exit_code == 7 and r.stdout_bytes == b""
+    assert r.exit_code == 7 and failed_output(r.stdout_bytes, b"", 7)
 
 
 def test_a_refused_connection_exits_7(server):
@@ -190,7 +191,7 @@ def test_client_errors_are_not_retried(server):
 def test_a_partial_body_is_not_retried_without_retry_partial(server):
     r = fetch(server.url("/partial-then-ok?key=p1"), "--retry", "2")
     assert r.exit_code == 3
-    assert r.stdout_bytes == event(0) + b'data: {"i": 1, "te'
+    assert failed_output(r.stdout_bytes, event(0) + b'data: {"i": 1, "te', 3)
 
 
 def test_retry_partial_writes_the_reset_marker_on_a_line_of_its_own(server):
@@ -202,7 +203,7 @@ def test_retry_partial_writes_the_reset_marker_on_a_line_of_its_own(server):
 
 def test_redirects_are_followed_with_L_only(server):
     r = fetch(server.url("/redirect?to=/sse%3Fn%3D2"))
-    assert r.exit_code == 6 and "use -L" in r.stderr and r.stdout_bytes == b""
+    assert r.exit_code == 6 and "use -L" in r.stderr and failed_output(r.stdout_bytes, b"", 6)
     r = fetch("-L", server.url("/redirect?to=/sse%3Fn%3D2"))
     assert (r.exit_code, r.stdout_bytes) == (0, events(2))
 

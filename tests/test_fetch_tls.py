@@ -19,7 +19,7 @@ import sys
 import pytest
 
 from .http_server import event, events
-from .support import SSE_TOOL, clean_env
+from .support import SSE_TOOL, clean_env, failed_output
 from .tls_server import TLSServer, make_ca, write_ca_dir
 
 WAIT = 20
@@ -89,7 +89,7 @@ def test_https_with_ssl_cert_dir_naming_the_ca_gives_the_body_byte_identical(h2_
 
 def test_https_without_the_ca_is_a_network_failure_saying_the_certificate_was_not_verified(h2_server):
     r = fetch(h2_server.url("/sse"))
-    assert (r.returncode, r.stdout) == (7, b"")
+    assert r.returncode == 7 and failed_output(r.stdout, b"", 7)
     line = one_line(r.stderr)
     assert "certificate could not be verified" in line and "SSL_CERT_FILE" in line
 
@@ -116,7 +116,7 @@ def test_a_certificate_from_a_trusted_ca_is_still_refused_for_the_wrong_host_or_
         r = fetch(server.url("/sse"), SSL_CERT_FILE=ca_file)
     finally:
         server.close()
-    assert (r.returncode, r.stdout) == (7, b"")
+    assert r.returncode == 7 and failed_output(r.stdout, b"", 7)
     line = one_line(r.stderr)
     assert "certificate could not be verified" in line and reason in line
     assert "SSL_CERT_FILE" not in line  # the CA is trusted: naming it again would not help
@@ -127,7 +127,7 @@ def test_an_ssl_cert_file_that_cannot_be_read_is_a_usage_error_naming_it(h2_serv
                                                                          name):
     path = str(tmp_path / name)
     r = fetch(h2_server.url("/sse"), SSL_CERT_FILE=path)
-    assert (r.returncode, r.stdout) == (2, b"")
+    assert r.returncode == 2 and failed_output(r.stdout, b"", 2)
     assert f"SSL_CERT_FILE={path}" in one_line(r.stderr)
 
 
@@ -159,7 +159,7 @@ def test_http2_without_the_h2_package_says_what_to_install(h2_server, ca_file):
     code = "import sys; sys.modules['h2'] = None; from sse_tool.cli import main; main()"
     r = subprocess.run([sys.executable, "-c", code, "fetch", "--http2", h2_server.url("/sse")],
                        capture_output=True, env=env(SSL_CERT_FILE=ca_file), timeout=WAIT)
-    assert (r.returncode, r.stdout) == (2, b"")
+    assert r.returncode == 2 and failed_output(r.stdout, b"", 2)
     assert "pip install 'sse-tool[http2]'" in one_line(r.stderr)
 
 
@@ -175,7 +175,7 @@ def test_http2_without_the_h2_package_says_what_to_install(h2_server, ca_file):
 def test_a_body_cut_mid_way_keeps_what_arrived_and_exits_3(h2_server, ca_file, http2, mode, says):
     args = ["--http2"] if http2 else []
     r = fetch(*args, h2_server.url(f"/cut?after=50&mode={mode}"), SSL_CERT_FILE=ca_file)
-    assert (r.returncode, r.stdout) == (3, events(20)[:50])
+    assert r.returncode == 3 and failed_output(r.stdout, events(20)[:50], 3)
     line = one_line(r.stderr)
     assert "body cut short after 50 bytes" in line and says in line
 
@@ -184,7 +184,7 @@ def test_the_idle_deadline_holds_over_http2(h2_server, ca_file):
     # the watchdog shuts the socket under TLS and HTTP/2 framing, and the error names it
     r = fetch("--http2", "--idle-timeout", "100ms", h2_server.url("/stall?key=t1"),
               SSL_CERT_FILE=ca_file)
-    assert (r.returncode, r.stdout) == (8, event(0))
+    assert r.returncode == 8 and failed_output(r.stdout, event(0), 8)
     assert "idle timeout" in one_line(r.stderr)
     assert h2_server.disconnected["t1"].wait(WAIT)
 

@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from sse_tool.cli import app
 from sse_tool.errors import SseToolError
 from sse_tool.eventstream import EventMessage
-from sse_tool.framing import AutoFramer
+from sse_tool.framing import AutoFramer, make_framer
 from sse_tool.model import End
 from sse_tool.pipeline import RecordReader
 from sse_tool.sse import FrameEnd, SseComment, SseEvent
@@ -71,10 +71,7 @@ def check_reader(chunks: list[bytes]) -> None:
         assert isinstance(error, SseToolError), repr(error)
         assert len(ends) <= 1 and ends in ([], [len(records) - 1])
         return
-    if not any(chunks):  # not a byte: no stream arrived, so no end record either
-        assert records == []
-        return
-    assert ends == [len(records) - 1], records[-3:]
+    assert ends == [len(records) - 1], records[-3:]  # not a byte at all included
 
 
 cuts = st.lists(st.integers(min_value=0, max_value=10**6), max_size=8)
@@ -168,3 +165,62 @@ def test_the_commands_give_a_documented_code_and_at_most_one_line_for_any_input(
     assert result.exit_code in CODES[stage], (result.exit_code, result.output)
     assert isinstance(result.exception, (SystemExit, type(None)))
     assert "Traceback" not in result.stderr and len(result.stderr.splitlines()) <= 1, result.stderr
+
+
+# -- WHATWG in auto mode: input that begins like SSE is read exactly as --from sse reads it --
+
+sse_starts = st.sampled_from([b"data: ", b"data:", b"event: x\ndata: ", b": ping\n", b"id: 1\n", b"retry: 5\n",
+                              b"\xef\xbb\xbfdata: ", b"\n\ndata: ", b"data\n"])
+
+
+def framed(framer, chunks: list[bytes]):
+    items = []
+    try:
+        for chunk in chunks:
+            items += framer.feed(chunk)
+        return items, framer.close()
+    except SseToolError as exc:
+        return items, type(exc)
+
+
+@FUZZ
+@given(sse_starts, st.binary(max_size=2000), cuts)
+def test_input_that_begins_like_sse_is_read_as_the_spec_says_in_auto_mode(start, rest, points):
+    # invalid UTF-8 becomes U+FFFD and NUL is kept, whatever the bytes after the start
+    chunks = chunked(start + rest, points)
+    auto = framed(AutoFramer(max_event_size=4096), chunks)
+    told = framed(make_framer("sse", max_event_size=4096), chunks)
+    assert auto == told
+
+
+# -- the failure marker: whatever the framing, wherever the cut, whatever the chunking --------
+
+STREAMS_OF_EVERY_FRAMING = [p.read_bytes() for p in stream_files() if p.stat().st_size < 20000]
+
+
+def with_exit_marker(data: bytes, code: int) -> bytes:
+    """``data`` then the failure marker, as a failing stage writes it after its output."""
+    from sse_tool.marker import exit_marker
+
+    sep = b"" if not data or data[-1:] in b"\r\n" else b"\n"
+    return data + sep + exit_marker(code, "fetch", "idle timeout: nothing received for 1s").line()
+
+
+@FUZZ
+@given(st.sampled_from(STREAMS_OF_EVERY_FRAMING), st.integers(0, 10**6), st.sampled_from([1, 2, 6, 7, 8, 130]),
+       cuts)
+def test_a_failure_marker_after_any_cut_decides_the_end_in_every_framing(data, at, code, points):
+    data = with_exit_marker(data[:at % (len(data) + 1)], code)
+    records, error = read_all(chunked(data, points))
+    assert error is None, (error, data[-300:])
+    end = records[-1]
+    assert isinstance(end, End) and end.exit == code and "idle timeout" in end.detail
+
+    # the same through frame's records
+    items, frame_end = frame_all(chunked(data, points))
+    from sse_tool.wire import dumps, event_record
+
+    lines = b"".join(dumps(event_record(i)) for i in items)
+    assert frame_end.truncated is None
+    again, error = read_all(chunked(lines, points))
+    assert error is None and again[-1] == end

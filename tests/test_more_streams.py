@@ -147,9 +147,17 @@ def test_ndjson_split_inside_a_four_byte_character_keeps_it_whole():
 
 def test_ndjson_last_line_without_newline_is_truncated_and_not_emitted():
     data = read("ollama-chat-thinking.ndjson")
-    got, end = events(NdjsonParser(), data[:-1])
+    got, end = events(NdjsonParser(), data[:-2])  # the last line's JSON is cut too
     assert end.truncated and "newline" in end.truncated
     assert len(got) == data.count(b"\n") - 1
+
+
+def test_ndjson_last_line_that_is_whole_json_without_its_newline_is_emitted():
+    # error bodies from curl often lack the final newline: the line is whole all the same
+    data = read("ollama-chat-thinking.ndjson")
+    got, end = events(NdjsonParser(), data[:-1])
+    assert end.truncated is None and len(end.items) == 1
+    assert end.items[0].data == data[:-1].rsplit(b"\n", 1)[1].decode()
 
 
 def test_ndjson_crlf_line_ends_are_lines_too():
@@ -187,12 +195,13 @@ def test_frame_exits_3_on_an_unclosed_array_or_a_last_line_without_newline(name,
     lines = r.stdout.splitlines()
     assert len(lines) == count + (code == 3)  # a cut input ends with the cut marker
     assert (b"truncated" in r.stderr) == (code == 3)
-    assert (lines[-1].startswith(b'{"comment":"sse-tool truncated: ')) == (code == 3)
+    assert (lines[-1].startswith(b'{"comment":"sse-tool exit 3 frame: ')) == (code == 3)
 
 
 def test_frame_told_json_array_refuses_ndjson_with_exit_5():
     r = run("frame", "--from", "json-array", str(SAMPLES / "ollama-chat-thinking.ndjson"))
-    assert r.returncode == 5 and b"JSON array" in r.stderr and r.stdout == b""
+    assert r.returncode == 5 and b"JSON array" in r.stderr
+    assert r.stdout.startswith(b'{"comment":"sse-tool exit 5 frame: not a JSON array')
 
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)

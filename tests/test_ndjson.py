@@ -31,8 +31,15 @@ def test_each_line_is_an_event_with_crlf_and_blank_lines_tolerated():
 
 
 def test_a_last_line_without_newline_is_truncation():
-    items, end = every_chunking(b'{"a": 1}\n{"b": 2}')
-    assert len(items) == 1 and "no final newline" in end.truncated and end.offset == 17
+    items, end = every_chunking(b'{"a": 1}\n{"b": 2')
+    assert len(items) == 1 and "no final newline" in end.truncated and end.offset == 16
+
+
+def test_a_last_line_without_newline_that_is_whole_json_is_an_event():
+    parser = NdjsonParser()
+    assert len(parser.feed(b'{"a": 1}\n{"b": 2}')) == 1
+    end = parser.close()
+    assert end.is_complete and [i.data for i in end.items] == ['{"b": 2}']
 
 
 def test_trailing_blanks_without_newline_are_not_truncation():

@@ -93,7 +93,7 @@ def test_comments_are_ignored():
 
 def test_auto_holds_events_until_one_is_recognised_then_replays_them():
     normalizer = Normalizer()
-    assert normalizer.feed(event("not json")) == []
+    assert normalizer.feed(event({"hello": 1})) == []
     assert normalizer.feed(event(CHUNK)) == [Delta(Channel.ANSWER, "Hi")]
     assert normalizer.provider == "openai"
 
@@ -211,10 +211,9 @@ def test_broken_json_first_is_raised_at_once():
         RecordReader().feed(b'data: {"choices": [}\n\n')
 
 
-def test_an_empty_input_means_no_stream_arrived_and_gives_no_records():
-    # An earlier stage (fetch) failed and said why; inventing an end record here would
-    # hide its exit code under `set -o pipefail`.
-    assert read(b"")[1] == []
+def test_an_empty_input_means_no_stream_arrived_and_is_truncated():
+    # Not a byte: an earlier stage died without a word (one that fails says so in-band).
+    assert read(b"")[1] == [End(Status.TRUNCATED, detail="no stream arrived (empty input)")]
 
 
 def test_bytes_without_any_event_are_a_truncated_stream():

@@ -143,7 +143,7 @@ def test_an_interrupt_ends_the_records_with_a_truncated_end_and_exits_130():
         proc.kill()
         proc.wait()
     assert json.loads(rest.splitlines()[-1]) == {
-        "type": "end", "status": "truncated", "stop_reason": None, "detail": "interrupted"}
+        "type": "end", "status": "truncated", "stop_reason": None, "detail": "normalize: interrupted", "exit": 130}
     assert proc.stderr.read() == b""
 
 

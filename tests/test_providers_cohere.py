@@ -10,7 +10,7 @@ from sse_tool.model import Channel, Citation, End, Meta, Status, ToolCall, Usage
 from sse_tool.pipeline import RecordReader
 from sse_tool.providers import recognise
 
-from .support import SAMPLES, channel_text
+from .support import SAMPLES, channel_text, odd_shapes
 
 
 def records(data: bytes, provider: str = "cohere") -> list:
@@ -140,9 +140,9 @@ def test_auto_detection_recognises_cohere(name):
     assert sum(isinstance(r, End) for r in out) == 1
 
 
-def test_odd_shapes_are_skipped_not_fatal():
-    out = records(sse(start(), {"type": "content-delta", "delta": None},
+def test_odd_shapes_are_bad_input_or_skipped_with_lenient():
+    out = odd_shapes(sse(start(), {"type": "content-delta", "delta": None},
                       {"type": "tool-call-delta", "delta": {"message": {"tool_calls": []}}},
                       {"type": "tool-call-start", "delta": {"message": {"tool_calls": {"function": "x"}}}},
-                      {"type": "debug"}, end()))
+                      {"type": "debug"}, end()), "cohere")
     assert out[-1].status is Status.COMPLETE

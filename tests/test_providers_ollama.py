@@ -9,7 +9,7 @@ import pytest
 from sse_tool.model import Channel, End, Meta, Status, ToolCall, Usage
 from sse_tool.pipeline import RecordReader
 
-from .support import SAMPLES, channel_text
+from .support import SAMPLES, channel_text, odd_shapes
 
 
 def records(data: bytes, provider: str = "ollama") -> list:
@@ -96,8 +96,13 @@ def test_no_done_line_is_truncated():
     assert end.status is Status.TRUNCATED and "terminal event" in end.detail
 
 
-def test_done_line_without_its_newline_is_truncated():
-    data = lines(chat("Hola"), chat(done=True, **DONE))[:-1]
+def test_done_line_without_its_newline_is_whole_and_completes():
+    out = records(lines(chat("Hola"), chat(done=True, **DONE))[:-1])
+    assert out[-1].status is Status.COMPLETE
+
+
+def test_done_line_cut_before_its_end_is_truncated():
+    data = lines(chat("Hola"), chat(done=True, **DONE))[:-2]
     out = records(data)
     assert out[-1].status is Status.TRUNCATED and out[-1].usage is None
     assert channel_text(out, Channel.ANSWER) == "Hola"  # the cut line is not read at all
@@ -124,7 +129,7 @@ def test_openai_compatible_chunks_are_not_claimed_by_ollama():
     assert recognise("message", chat("a")) == "ollama"
 
 
-def test_odd_shapes_are_skipped_not_fatal():
-    out = records(lines(chat(message={"tool_calls": "x", "thinking": 3}), [1], "s",
-                        {"model": 5, "message": None, "done": False}, chat(done=True)))
+def test_odd_shapes_are_bad_input_or_skipped_with_lenient():
+    out = odd_shapes(lines(chat(message={"tool_calls": "x", "thinking": 3}), [1], "s",
+                           {"model": 5, "message": None, "done": False}, chat(done=True)), "ollama")
     assert out[-1].status is Status.COMPLETE

@@ -10,7 +10,7 @@ from sse_tool.errors import BadInput
 from sse_tool.model import Channel, Delta, End, Meta, Redacted, Signature, Status, ToolCall, Usage
 from sse_tool.pipeline import RecordReader
 
-from .support import EXPECTED, FIXTURES, channel_text
+from .support import EXPECTED, FIXTURES, channel_text, odd_shapes
 
 CASES = [e for e in EXPECTED if e["provider"] == "openai-chat"]
 
@@ -179,11 +179,11 @@ def test_model_is_a_meta_record_once_and_groq_usage_is_read():
     assert out[-1].usage == usage
 
 
-def test_odd_shapes_are_skipped_not_fatal():
-    out = records(sse({"choices": [None, {"index": 0, "delta": "text?"}]}, chunk({"tool_calls": ["x", {}]}),
+def test_odd_shapes_are_bad_input_or_skipped_with_lenient():
+    out = odd_shapes(sse({"choices": [None, {"index": 0, "delta": "text?"}]}, chunk({"tool_calls": ["x", {}]}),
                       chunk({"tool_calls": [{"index": 0, "function": "f"}]}), chunk({"tool_calls": {"a": 1}}),
                       chunk(x_groq="?"), chunk({"reasoning_details": [None, {"text": 3}]}),
-                      {"choices": [{"index": 0, "delta": {"content": 5}}]}, "[1, 2]", "[DONE]"))
+                      {"choices": [{"index": 0, "delta": {"content": 5}}]}, "[1, 2]", "[DONE]"), "openai")
     assert out[-1].status is Status.COMPLETE
 
 

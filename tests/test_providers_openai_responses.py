@@ -10,7 +10,7 @@ from sse_tool.model import Channel, Citation, Delta, End, Meta, Part, Status, To
 from sse_tool.pipeline import RecordReader
 from sse_tool.providers.openai_responses import OpenAIResponses
 
-from .support import EXPECTED, FIXTURES, channel_text
+from .support import EXPECTED, FIXTURES, channel_text, odd_shapes
 
 CASES = [e for e in EXPECTED if e["provider"] == "openai-responses"]
 
@@ -229,12 +229,12 @@ def test_a_partial_image_keeps_its_data_on_the_progress_record():
                       {"partial_image_index": 0, "partial_image_b64": "iVBORw0K"}) in out
 
 
-def test_unknown_events_and_odd_fields_are_skipped():
-    out = records(events(
+def test_unknown_events_are_skipped_and_odd_fields_bad_input_or_skipped_with_lenient():
+    out = odd_shapes(events(
         CREATED, ev("response.audio.delta", delta="AAAA"), ev("response.output_text.delta", delta=None),
         ev("response.output_item.added", item="x"), ev("response.function_call_arguments.delta", delta=7),
         ev("response.output_text.delta"), ev("response.in_progress", response="?"), COMPLETED,
-    ))
+    ), "openai-responses")
     assert [r for r in out if isinstance(r, (Delta, ToolCall))] == []
     assert out[-1].status is Status.COMPLETE
 

@@ -47,8 +47,47 @@ def test_cumulative_pieces_emit_only_the_new_suffix():
     first, second = "Ein Raketenstart ", "Ein Raketenstart heißt auf Spanisch "
     out = records(array(answer(answerText=first), answer(answerText=second),
                         answer("SUCCEEDED", answerText=second + "lanzamiento.")))
-    assert [r.text for r in out if isinstance(r, Delta)] == [
-        "Ein Raketenstart ", "heißt auf Spanisch ", "lanzamiento."]
+    assert text(out) == "Ein Raketenstart heißt auf Spanisch lanzamiento."
+    # the first piece at once (both readings begin with it); the rest once the stream decided
+    assert [r.text for r in out if isinstance(r, Delta)][0] == "Ein Raketenstart "
+
+
+# -- snapshot or delta: decided from the stream as a whole ------------------------------------
+
+def deltas(pieces: list[str], final: str | None = None) -> list[str]:
+    out = records(array(*(answer(answerText=p) for p in pieces), answer("SUCCEEDED", **(
+        {"answerText": final} if final is not None else {}))))
+    assert out[-1].status is Status.COMPLETE
+    return [r.text for r in out if isinstance(r, Delta)]
+
+
+def test_a_delta_stream_whose_text_repeats_itself_is_concatenated():
+    # the reproducer: one piece repeating the text so far proves nothing
+    assert "".join(deltas(["Repite: ", "Repite: eco."])) == "Repite: Repite: eco."
+    assert "".join(deltas(["eco ", "eco ", "eco "])) == "eco eco eco "
+    assert "".join(deltas(["Di: ", "Di: hola", "y adiós"])) == "Di: Di: holay adiós"
+
+
+def test_a_snapshot_stream_whose_text_repeats_itself_is_read_as_snapshots():
+    pieces = ["eco ", "eco eco ", "eco eco eco ", "eco eco eco eco."]
+    assert "".join(deltas(pieces)) == "eco eco eco eco."
+    assert "".join(deltas(pieces[:3])) == "eco eco eco "
+
+
+def test_snapshot_or_delta_is_decided_the_same_whatever_the_chunking():
+    from .support import read_records
+
+    for pieces in (["Repite: ", "Repite: eco."], ["eco ", "eco eco ", "eco eco eco "]):
+        data = array(*(answer(answerText=p) for p in pieces), answer("SUCCEEDED"))
+        whole = text(records(data))
+        for size in (1, 7, 64):
+            chunks = [data[i:i + size] for i in range(0, len(data), size)]
+            assert text(read_records(chunks, "vertex-search")) == whole
+
+
+def test_text_held_while_undecided_is_not_lost_when_the_stream_is_cut():
+    out = records(array(answer(answerText="Repite: "), answer(answerText="Repite: eco."), closed=False))
+    assert text(out) == "Repite: Repite: eco." and out[-1].status is Status.TRUNCATED
 
 
 def test_a_final_element_repeating_the_whole_answer_does_not_double_it():
@@ -145,7 +184,14 @@ def test_auto_detection_recognises_the_answer_stream():
     assert sum(isinstance(r, End) for r in out) == 1
 
 
-def test_odd_shapes_are_skipped_not_fatal():
-    out = records(array({"answer": "no"}, {"answer": {"answerText": 5, "steps": None}}, [1, 2], "x",
-                        answer("SUCCEEDED")))
+def test_values_of_the_wrong_type_are_bad_input_or_skipped_with_lenient():
+    from sse_tool.errors import BadInput
+
+    data = array({"answer": "no"}, {"answer": {"answerText": 5, "steps": None}}, [1, 2], "x",
+                 answer("SUCCEEDED"))
+    with pytest.raises(BadInput, match="at byte"):
+        records(data)
+    reader = RecordReader("vertex-search", lenient=True)
+    out = reader.feed(data) + reader.close()
     assert text(out) == "" and out[-1].status is Status.COMPLETE
+    assert len(reader.normalizer.warnings) == 4

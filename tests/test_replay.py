@@ -18,7 +18,7 @@ from sse_tool.replay import (EventEnds, Rate, RateError, Step, event_ends, parse
                              recording_steps, replay_recording)
 
 from .serve_process import run
-from .support import FIXTURES, SSE_TOOL, clean_env
+from .support import FIXTURES, SSE_TOOL, clean_env, failed_output
 
 TEXT_SHORT = FIXTURES / "anthropic" / "text-short.sse"
 
@@ -195,7 +195,7 @@ def test_replay_of_a_truncated_recording_exits_3_after_the_bytes_it_has(tmp_path
                                           detail="body cut short after 17 bytes"))
     done = run("replay", "--speed", "0", str(path))
     assert done.returncode == 3
-    assert done.stdout == b"data: a\n\ndata: b"
+    assert failed_output(done.stdout, b"data: a\n\ndata: b", 3, "replay")
     assert b"recorded truncated: body cut short after 17 bytes" in done.stderr
 
 
@@ -203,14 +203,14 @@ def test_replay_of_an_http_error_writes_nothing_and_exits_6_with_the_status(tmp_
     path = write(tmp_path, make_recording([(0.1, b'{"error":{"message":"slow down"}}')], "http-error",
                                           status=429, detail="HTTP 429 Too Many Requests: slow down"))
     done = run("replay", "--speed", "0", str(path))
-    assert done.returncode == 6 and done.stdout == b""
+    assert done.returncode == 6 and failed_output(done.stdout, b"", 6, "replay")
     assert done.stderr.decode().strip() == "sse-tool replay: HTTP 429 Too Many Requests: slow down"
 
 
 def test_replay_of_a_timed_out_recording_exits_8(tmp_path):
     path = write(tmp_path, make_recording([(0.0, b"data: a\n\n")], "timeout", detail="idle timeout"))
     done = run("replay", "--speed", "0", str(path))
-    assert (done.returncode, done.stdout) == (8, b"data: a\n\n")
+    assert done.returncode == 8 and failed_output(done.stdout, b"data: a\n\n", 8, "replay")
 
 
 def test_replay_rejects_a_rate_for_a_recording_and_a_bad_rate(tmp_path):
@@ -278,3 +278,10 @@ def test_replay_into_a_closed_pipe_exits_quietly(tmp_path):
     proc.stdout.close()  # like `| head -1`
     assert proc.wait(10) == 141
     assert proc.stderr.read() == b""
+
+
+@pytest.mark.parametrize("speed", ["1e-300", "-1", "nan", "inf", "0.0001"])
+def test_a_speed_that_would_overflow_the_clock_is_a_usage_error(tmp_path, speed):
+    path = write(tmp_path, make_recording([(0.0, b"data: a\n\n"), (1.0, b"data: b\n\n")]))
+    done = run("replay", "--speed", speed, str(path))
+    assert done.returncode == 2 and b"Traceback" not in done.stderr, done.stderr

@@ -10,7 +10,7 @@ from sse_tool.replay import event_ends
 from sse_tool.sse import SseEvent, SseParser
 
 from .serve_process import ServeProcess, fetch, run
-from .support import FIXTURES, read_records
+from .support import FIXTURES, failed_output, read_records
 from .test_replay import make_recording
 
 TEXT_SHORT = (FIXTURES / "anthropic" / "text-short.sse").read_bytes()
@@ -54,28 +54,28 @@ def test_a_stream_file_arrives_whole_and_fetch_exits_0(server):
 def test_cut_after_bytes_leaves_exactly_those_bytes_and_fetch_exits_3(server):
     done = fetch(server.url("/anthropic/text-short?cut_after_bytes=500"))
     assert done.returncode == 3
-    assert done.stdout == TEXT_SHORT[:500]
+    assert failed_output(done.stdout, TEXT_SHORT[:500], 3)
     assert "body cut short after 500 bytes" in done.stderr
 
 
 def test_cut_after_events_leaves_whole_events_and_normalize_says_truncated(server):
     done = fetch(server.url("/anthropic/text-short?cut_after_events=3"))
     assert done.returncode == 3
-    assert done.stdout == TEXT_SHORT[:ENDS[2]]
+    assert failed_output(done.stdout, TEXT_SHORT[:ENDS[2]], 3)
     assert frames(done.stdout) == 3
     assert status_of(done.stdout) == "truncated"
 
 
 def test_a_cut_before_the_first_byte_is_a_network_failure(server):
     done = fetch(server.url("/anthropic/text-short?cut_after_bytes=0"))
-    assert done.returncode == 7 and done.stdout == b""
+    assert done.returncode == 7 and failed_output(done.stdout, b"", 7)
 
 
 def test_chunk_writes_reach_the_client_as_separate_pieces(server, tmp_path):
     rec = tmp_path / "chunked.rec"
     done = fetch(server.url("/anthropic/text-short?chunk=64&chunk_delay=20ms&cut_after_bytes=640"),
                  "--record", str(rec))
-    assert done.returncode == 3 and done.stdout == TEXT_SHORT[:640]
+    assert done.returncode == 3 and failed_output(done.stdout, TEXT_SHORT[:640], 3)
     sizes = [len(c.data) for c in load_recording(rec).chunks]
     # Each write is 64 bytes; a busy reader may get two at once, never a part of one.
     assert len(sizes) > 1 and all(size % 64 == 0 for size in sizes)
@@ -88,26 +88,26 @@ def test_byte_by_byte_writes_make_the_same_stream(server):
 
 def test_a_first_byte_delay_trips_the_first_byte_timeout(server):
     done = fetch(server.url("/anthropic/text-short?first_byte_delay=2s"), "--first-byte-timeout", "200ms")
-    assert done.returncode == 8 and done.stdout == b""
+    assert done.returncode == 8 and failed_output(done.stdout, b"", 8)
     assert "first-byte timeout" in done.stderr
 
 
 def test_a_chunk_delay_trips_the_idle_timeout_after_the_first_write(server):
     done = fetch(server.url("/anthropic/text-short?chunk_delay=2s"), "--idle-timeout", "200ms")
     assert done.returncode == 8
-    assert done.stdout == TEXT_SHORT[:ENDS[0]]  # one event per write (--rate at --speed 0)
+    assert failed_output(done.stdout, TEXT_SHORT[:ENDS[0]], 8)  # one event per write (--rate at --speed 0)
     assert "idle timeout" in done.stderr
 
 
 def test_a_stall_sends_headers_and_nothing_else(server):
     done = fetch(server.url("/anthropic/text-short?stall=1"), "--first-byte-timeout", "200ms")
-    assert done.returncode == 8 and done.stdout == b""
+    assert done.returncode == 8 and failed_output(done.stdout, b"", 8)
 
 
 def test_a_stall_after_events_trips_the_idle_timeout(server):
     done = fetch(server.url("/anthropic/text-short?cut_after_events=2&stall=1"), "--idle-timeout", "200ms")
     assert done.returncode == 8
-    assert done.stdout == TEXT_SHORT[:ENDS[1]]
+    assert failed_output(done.stdout, TEXT_SHORT[:ENDS[1]], 8)
 
 
 def test_keepalives_fill_a_stall_so_only_the_total_timeout_ends_it(server):
@@ -115,13 +115,14 @@ def test_keepalives_fill_a_stall_so_only_the_total_timeout_ends_it(server):
                  "--idle-timeout", "300ms", "--max-time", "1s")
     assert done.returncode == 8 and "total timeout" in done.stderr
     assert done.stdout.startswith(TEXT_SHORT[:ENDS[1]])
-    assert set(done.stdout[ENDS[1]:].splitlines()) == {b": keep-alive"}
+    marker = done.stdout.rindex(b": sse-tool exit 8 fetch: total timeout")  # the failure marker last
+    assert set(done.stdout[ENDS[1]:marker].splitlines()) == {b": keep-alive"}
     assert frames(done.stdout) == 2
 
 
 def test_an_error_status_gives_exit_6_and_the_provider_message(server):
     done = fetch(server.url("/anthropic/text-short?status=429&retry_after=1&message=slow+down"))
-    assert done.returncode == 6 and done.stdout == b""
+    assert done.returncode == 6 and failed_output(done.stdout, b"", 6)
     assert "HTTP 429" in done.stderr and "slow down" in done.stderr
 
 
@@ -151,7 +152,7 @@ def test_a_complete_recording_replays_its_bytes(server):
 
 def test_a_truncated_recording_is_cut_where_it_was_cut(server):
     done = fetch(server.url("/cut"))
-    assert done.returncode == 3 and done.stdout == TEXT_SHORT[:400]
+    assert done.returncode == 3 and failed_output(done.stdout, TEXT_SHORT[:400], 3)
 
 
 def test_an_error_recording_answers_its_status_and_body(server):
@@ -161,7 +162,7 @@ def test_an_error_recording_answers_its_status_and_body(server):
 
 def test_a_timed_out_recording_goes_silent(server):
     done = fetch(server.url("/silent"), "--idle-timeout", "200ms")
-    assert done.returncode == 8 and done.stdout == TEXT_SHORT[:ENDS[1]]
+    assert done.returncode == 8 and failed_output(done.stdout, TEXT_SHORT[:ENDS[1]], 8)
 
 
 def test_a_recording_is_also_served_at_its_recorded_path_unless_another_shares_it(server):
@@ -175,4 +176,6 @@ def test_a_fetch_recording_of_a_cut_replays_to_the_same_bytes_and_code(server, t
     rec = tmp_path / "live.rec"
     live = fetch(server.url("/anthropic/text-short?cut_after_events=4"), "--record", str(rec))
     replayed = run("replay", "--speed", "0", str(rec))
-    assert (replayed.returncode, replayed.stdout) == (live.returncode, live.stdout) == (3, TEXT_SHORT[:ENDS[3]])
+    assert replayed.returncode == live.returncode == 3
+    assert failed_output(live.stdout, TEXT_SHORT[:ENDS[3]], 3)
+    assert failed_output(replayed.stdout, TEXT_SHORT[:ENDS[3]], 3, "replay")

@@ -38,7 +38,7 @@ from .rules import Finding
 from .sse import MISSING_BLANK_LINE, Blocks, LineEnds, unfinished
 from .stream import (
     AFTER_TERMINAL, EVENTSTREAM_CUT, JSON_ARRAY_SYNTAX, JSON_ARRAY_UNCLOSED, NDJSON_NO_NEWLINE, NO_EVENTS,
-    NO_TERMINAL,
+    NO_TERMINAL, WRONG_TYPE,
     NOT_JSON, TERMINAL, UNKNOWN_PROVIDER, ByteScan, long_line, payload,
 )
 
@@ -255,7 +255,11 @@ class Checker:
         if adapter.terminal and self.provider not in _OWN_END_RULES and not (
                 data == "[DONE]" and self.provider == "openai-responses"):
             out.append(AFTER_TERMINAL.at(event.offset, index, f"an event after the terminal event ({TERMINAL[self.provider]})"))
-        records = adapter.feed(event.event, data)
+        try:
+            records = adapter.feed(event.event, data)
+        except BadInput as exc:  # a value the adapter refuses to read: the event says no more
+            out.append(WRONG_TYPE.at(event.offset, index, str(exc).split(" (at byte")[0]))
+            return
         self._rules.feed(index, event, data, records, out)
 
     def _release(self, before: int | None, index: int) -> list[Finding]:

@@ -87,6 +87,13 @@ DATA_NOT_JSON = rule(
     openai-node fails in JSON.parse. Empty data (`data:` alone) is not JSON either.""",
     ("openai-python", "anthropic-sdk-python", "google-genai", "openai-node"),
 )
+WRONG_TYPE = rule(
+    "stream.wrong-type", ERROR, "a field of the dialect's payload with the wrong JSON type",
+    """Each dialect's fields have one JSON type (text is a string, usage an object, an index
+    an integer); clients read them as such, and a string where an object belongs (or an
+    array where text belongs) fails there: a typed SDK raises a validation error, and
+    normalize stops with bad input at that event's offset.""",
+)
 NDJSON_NO_NEWLINE = rule(
     "ndjson.missing-final-newline", ERROR, "the NDJSON stream ends inside a line",
     """Each NDJSON line ends with a newline; a last line without one is a cut stream, and

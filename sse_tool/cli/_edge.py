@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from ..errors import ExitCode, SseToolError
+from ..errors import ExitCode, OutputFailed, SseToolError
 
 if TYPE_CHECKING:
     from ..model import End
@@ -36,17 +36,23 @@ _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 
 def warn(stage: str, message: str) -> None:
-    """One diagnostic line on stderr, control characters shown as ``\\xHH``."""
+    """One diagnostic line on stderr, control characters shown as ``\\xHH``
+    (``OutputFailed`` if stderr is closed or full)."""
     line = _CONTROL.sub(_escaped, " ".join(str(message).splitlines()))
     text = f"sse-tool {stage}: {line}\n"
-    sys.stderr.flush()
-    stream = getattr(sys.stderr, "buffer", None)
-    if stream is None:  # a text-only stderr (some test runners)
-        sys.stderr.write(text)
+    if sys.stderr is None:  # started with stderr closed
+        raise OutputFailed("stderr is closed")
+    try:
         sys.stderr.flush()
-    else:  # UTF-8 bytes whatever the locale, as on stdout
-        stream.write(text.encode("utf-8", "replace"))
-        stream.flush()
+        stream = getattr(sys.stderr, "buffer", None)
+        if stream is None:  # a text-only stderr (some test runners)
+            sys.stderr.write(text)
+            sys.stderr.flush()
+        else:  # UTF-8 bytes whatever the locale, as on stdout
+            stream.write(text.encode("utf-8", "replace"))
+            stream.flush()
+    except OSError as exc:
+        raise OutputFailed(f"stderr: {exc.strerror}") from None
 
 
 def _escaped(m: re.Match) -> str:
@@ -59,16 +65,27 @@ def read_fd(fd: int, size: int = READ_SIZE) -> Iterator[bytes]:
         yield chunk
 
 
+def open_input(path: str) -> int:
+    """A file descriptor to read ``path`` from; a usage error if it cannot be read."""
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError as exc:
+        raise MissingInput(f"{path}: {exc.strerror}") from None
+    if stat.S_ISDIR(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise MissingInput(f"{path}: is a directory")
+    return fd
+
+
 def inputs(paths: list[str] | None) -> Iterator[tuple[str, Iterator[bytes]]]:
     """(name, chunks) for each input named, ``-`` or nothing meaning stdin."""
     for path in paths or ["-"]:
         if path == "-":
             yield "<stdin>", _stdin_chunks()
             continue
-        try:
-            fd = os.open(path, os.O_RDONLY)
-        except OSError as exc:
-            raise MissingInput(f"{path}: {exc.strerror}") from None
+        fd = open_input(path)
         try:
             yield path, read_fd(fd)
         finally:
@@ -84,66 +101,175 @@ def _stdin_chunks() -> Iterator[bytes]:
 
 
 class Output:
-    """stdout as bytes; ``send`` writes a batch and flushes it at once (a pipe stage must)."""
+    """stdout as bytes; ``send`` writes a batch and flushes it at once (a pipe stage must).
+
+    ``OutputFailed`` if stdout is closed or full (a closed pipe stays BrokenPipeError).
+    """
 
     def __init__(self) -> None:
+        if sys.stdout is None:  # started with stdout closed
+            raise OutputFailed("stdout is closed")
         self._out = sys.stdout.buffer
+        #: the last byte written ended a line (or nothing was written): a marker may follow
+        self.at_line_start = True
+        #: whether any byte was written
+        self.began = False
 
     def send(self, data: bytes) -> None:
         if data:
-            self._out.write(data)
-            self._out.flush()
+            try:
+                self._out.write(data)
+                self._out.flush()
+            except BrokenPipeError:
+                raise
+            except OSError as exc:
+                raise OutputFailed(f"stdout: {exc.strerror}") from None
+            self.at_line_start = data[-1] in (10, 13)
+            self.began = True
+
+    def marker(self, marker) -> None:
+        """Write an in-band marker (``marker.Marker``) on a line of its own; not on a
+        terminal, where a person reads the bytes and no later stage does. A failure marker
+        that cannot be written (the reader gone, the output full) leaves the failure's own
+        exit code: it was said on stderr, and no later stage reads this output anyway."""
+        if self._out.isatty():
+            return
+        try:
+            self.send((b"" if self.at_line_start else b"\n") + marker.line())
+        except (BrokenPipeError, OutputFailed):
+            _silence_outputs(stderr=False)
 
 
 def end_exit_code(end: End, strict: bool = False) -> ExitCode:
     """The exit status an ``end`` record stands for, in every stage that reads records."""
     from ..model import Status, stopped_early  # not at import: frame never needs records
 
+    if end.exit is not None:  # an earlier stage's failure, an interruption, --strict
+        return _code(end.exit)
     if end.status is Status.ERROR:
         return ExitCode.PROVIDER_ERROR
     if end.status is Status.TRUNCATED:
         return ExitCode.TRUNCATED
+    if end.status is Status.INVALID:
+        return ExitCode.BAD_INPUT
+    if end.status is Status.FAILED:
+        return ExitCode.INTERNAL
     if strict and stopped_early(end.stop_reason):
         return ExitCode.STOPPED_EARLY
     return ExitCode.OK
 
 
-#: said when an input held no byte at all: an earlier stage (fetch) failed and said why, so
-#: this stage exits 0 and ``set -o pipefail`` reports that stage's own code, not a made-up one
-NO_STREAM = "no stream arrived (empty input)"
+def end_message(end: End) -> str | None:
+    """One line saying why a stream did not simply complete, or None (nothing to say
+    about an interruption: Ctrl-C ends every stage of a pipe quietly)."""
+    from ..model import Status
+
+    if end.exit == ExitCode.INTERRUPTED:
+        return None
+    if end.status is Status.ERROR:
+        error = end.error or {}
+        return f"provider error: {error.get('type', 'error')}: {error.get('message', '')}".rstrip(": ")
+    if end.status is Status.TRUNCATED:
+        return f"truncated: {end.detail or 'the stream did not finish'}"
+    if end.status is Status.INVALID:
+        return f"bad input: {end.detail or 'not what this stage reads'}"
+    if end.status is Status.FAILED:
+        return f"failed (exit {end.exit}): {end.detail or 'an earlier stage failed'}"
+    return None
 
 
-def run_stage(stage: str, body: Callable[[], int]) -> None:
-    """Run a subcommand body and exit with the code its outcome maps to."""
+def say_skipped(stage: str, name: str, reader) -> None:
+    """With --lenient: say each bad event the reader skipped, one line each."""
+    normalizer = reader.normalizer
+    if normalizer is not None and normalizer.warnings:
+        for line in normalizer.warnings:
+            warn(stage, f"{name}: {line}")
+        normalizer.warnings.clear()
+
+
+def _code(value: int) -> int:
     try:
+        return ExitCode(value)
+    except ValueError:
+        return value
+
+
+#: ``mark(code, reason, exc)``: write the in-band marker (or end record) of a failure
+Mark = Callable[[int, str, "BaseException | None"], None]
+
+
+def run_stage(stage: str, body: Callable[[], int], mark: Mark | None = None) -> None:
+    """Run a subcommand body and exit with the code its outcome maps to.
+
+    A failure raised by the body is said on stderr (one line) and, when the stage has an
+    output that later stages read, marked in it with ``mark``, so that they exit with the
+    same code (the body marks the failures it returns itself). A closed pipe and an output
+    that cannot be written end the stage quietly: there is nowhere to say or mark it.
+    """
+    reason, error = None, None
+    try:
+        _interrupt_as_exception()
         code = body()
     except BrokenPipeError:
         code = ExitCode.BROKEN_PIPE
-        _silence_stdout()
+    except OutputFailed:
+        code = ExitCode.OUTPUT
     except KeyboardInterrupt:
-        code = ExitCode.INTERRUPTED
+        code, reason = ExitCode.INTERRUPTED, "interrupted"
     except SseToolError as exc:
-        warn(stage, str(exc))
-        code = exc.exit_code
+        code, reason, error = exc.exit_code, str(exc), exc
     except typer.Exit:
         raise
     except Exception as exc:  # a bug: one line, the traceback only when asked
         if debug:
             traceback.print_exc()
-        warn(stage, f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for details)")
-        code = ExitCode.INTERNAL
+        code, error = ExitCode.INTERNAL, exc
+        reason = f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for details)"
+    if reason is not None:
+        try:
+            if code is not ExitCode.INTERRUPTED:
+                warn(stage, reason)
+            if mark is not None:
+                mark(code, reason, error)
+        except BrokenPipeError:
+            pass  # the failure is said; the reader is gone
+        except (OutputFailed, OSError):
+            code = ExitCode.OUTPUT  # stderr itself cannot be written
+    if code in (ExitCode.BROKEN_PIPE, ExitCode.OUTPUT):
+        _silence_outputs()
     raise typer.Exit(int(code))
 
 
-def _silence_stdout() -> None:
-    # The reader is gone: point stdout at /dev/null so the interpreter's final flush
-    # does not raise again (the documented Python recipe for SIGPIPE).
+def _interrupt_as_exception() -> None:
+    """From here on Ctrl-C is KeyboardInterrupt, which the body ends cleanly on (during
+    start-up it exits 130 at once: ``sse_tool.entry``)."""
+    import signal
+
+    from ..entry import _interrupted
+
+    try:
+        if signal.getsignal(signal.SIGINT) is _interrupted:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+    except ValueError:  # not the main thread
+        pass
+
+
+def _silence_outputs(stderr: bool = True) -> None:
+    # The reader is gone or the output broken: point stdout (and stderr) at /dev/null so
+    # the interpreter's final flush does not raise again (Python's recipe for SIGPIPE).
     devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
+    for stream, fd in ((sys.stdout, 1), (sys.stderr, 2))[:2 if stderr else 1]:
+        try:
+            os.dup2(devnull, stream.fileno() if stream is not None else fd)
+        except (OSError, ValueError):
+            pass
 
 
 _SIZE = re.compile(r"(\d+)\s*([kmg]?)(i?b?)", re.I)
 _TIME = re.compile(r"(\d+(?:\.\d*)?)\s*(ms|s|m|h)?", re.I)
+#: the longest duration an option takes (about three years): longer ones overflow the
+#: clocks and waits they are added to
+MAX_SECONDS = 1e8
 
 
 def parse_size(text: str) -> int:
@@ -160,4 +286,7 @@ def parse_duration(text: str) -> float:
     if not m:
         raise typer.BadParameter(f"not a duration: {text!r} (try 40ms, 2s or 1m)")
     unit = (m.group(2) or "s").lower()
-    return float(m.group(1)) * {"ms": 0.001, "s": 1, "m": 60, "h": 3600}[unit]
+    seconds = float(m.group(1)) * {"ms": 0.001, "s": 1, "m": 60, "h": 3600}[unit]
+    if seconds > MAX_SECONDS:
+        raise typer.BadParameter(f"duration too long: {text!r} (at most {MAX_SECONDS:.0e} s)")
+    return seconds

@@ -20,7 +20,8 @@ from ..errors import BadInput, ExitCode
 from ..framing import FRAMERS
 from ..providers import PROVIDERS
 from ..sse import DEFAULT_MAX_EVENT_SIZE
-from ._edge import NO_STREAM, Output, inputs, parse_size, run_stage, warn
+from ..marker import NO_STREAM
+from ._edge import Output, inputs, parse_size, run_stage, warn
 
 Provider = Enum("Provider", {name: name for name in ["auto", *PROVIDERS]}, type=str)
 From = Enum("From", {name: name for name in ["auto", *FRAMERS, "recording"]}, type=str)

@@ -17,9 +17,10 @@ from typing import List, Optional
 
 import typer
 
-from ..errors import ExitCode, SseToolError
+from ..errors import ExitCode, OutputFailed, SseToolError
 from ..fetch import FetchError, Head, Request, Retrying, Sending, Timeouts, shorten, stream
 from ..fetch_writeout import Transfer, parse_format, reads_stream, render
+from ..marker import exit_marker
 from ..presets import PROVIDERS, Generation, build, parse_param
 from ..redact import Redactor, is_secret_header
 from ..retry import RetryPolicy
@@ -46,13 +47,16 @@ Redirects are not followed unless -L is given (as with curl); proxies come from
 HTTP_PROXY/HTTPS_PROXY/ALL_PROXY/NO_PROXY. Content encodings (gzip) are decoded.
 
 \b
-Exit status:
+Exit status (a failure also ends stdout with ': sse-tool exit CODE fetch: WHY', so that
+the later stages of a pipe exit with the same code, with or without pipefail):
   0  the body arrived complete
-  2  usage error (including a missing API key)
+  2  usage error (including a missing API key, a duration too long, --max-redirs < 0)
   3  the body was cut short (reset, incomplete chunked body, short Content-Length)
-  6  HTTP status >= 400 (or a redirect not followed): nothing on stdout, the message on stderr
+  6  HTTP status >= 400, a redirect not followed, or one to a non-HTTP URL: only the
+     failure marker on stdout, the message on stderr
   7  network failure before the first byte (connect, DNS, TLS, reset)
-  8  timeout: connect, first byte, idle or total; the message names which
+  8  timeout: connect, first byte (the response head included), idle or total
+  11 the output could not be written (stdout closed or full; quietly)
   130 interrupted (the connection is closed at once); 141 the reader closed the pipe
 
 \b
@@ -85,7 +89,7 @@ def fetch(
                                             help="Like --data, with Content-Type: application/json."),
     http2: bool = typer.Option(False, "--http2", help="Try HTTP/2 (needs the h2 package)."),
     location: bool = typer.Option(False, "--location", "-L", help="Follow redirects."),
-    max_redirs: int = typer.Option(20, "--max-redirs", metavar="N", help="At most N redirects with -L."),
+    max_redirs: int = typer.Option(20, "--max-redirs", min=0, metavar="N", help="At most N redirects with -L."),
     provider: Optional[ProviderName] = typer.Option(None, "--provider", help="Build the request for this API."),
     model: Optional[str] = typer.Option(None, "--model", "-m", help="Model name (with --provider)."),
     prompt: Optional[str] = typer.Option(None, "--prompt", "-p", help="The user prompt; - reads it from stdin."),
@@ -127,6 +131,7 @@ def fetch(
         connect=_duration(connect_timeout), first_byte=_duration(first_byte_timeout),
         idle=_duration(idle_timeout), total=_duration(max_time),
     )
+    delay = parse_duration(retry_delay)
     redactor = Redactor(os.environ.get(v, "") for p in PROVIDERS.values() for v in p.key_variables)
     for variable in PROXY_VARIABLES:
         if proxy := os.environ.get(variable, "").strip():
@@ -138,26 +143,39 @@ def fetch(
         said.append(shorten(redactor.text(message), SHOWN_LIMIT))  # redacted, then cut
         warn("fetch", said[-1])
 
+    out = None
+
+    def mark(code: int, reason: str, error=None) -> None:
+        """End the output with the failure marker, for the later stages to exit with; only
+        once the body began: before that, stdout stays empty, as for curl (a later stage
+        then says that no stream arrived)."""
+        if out is not None and out.began:
+            out.marker(exit_marker(code, "fetch", redactor.text(reason)))
+
     def body(transfer: Optional[Transfer] = None) -> int:
+        nonlocal out
+        out = Output()
         try:
             request = _request(url, method, header or [], data, json_data, provider, Generation(
                 model=model or "", prompt=prompt or "", system=system, max_tokens=max_tokens,
                 temperature=temperature, reasoning=reasoning,
                 params=dict(parse_param(p) for p in param or []),
             ), base_url, redactor)
-            return _run(request, timeouts, redactor, say, http2=http2, location=location,
+            return _run(out, request, timeouts, redactor, say, http2=http2, location=location,
                         max_redirs=max_redirs, retry=retry, retry_partial=retry_partial,
-                        retry_delay=parse_duration(retry_delay),
+                        retry_delay=delay,
                         record=record, verbose=verbose, transfer=transfer)
+        except (BrokenPipeError, OutputFailed, KeyboardInterrupt, typer.Exit):
+            raise  # run_stage ends these (the last two quietly)
         except SseToolError as exc:
             say(str(exc))
+            mark(exc.exit_code, str(exc))
             return exc.exit_code
-        except (BrokenPipeError, KeyboardInterrupt, typer.Exit):
-            raise
         except Exception as exc:  # a bug; its text may hold a URL, so redact it too
             if _edge.debug:
                 raise
             say(f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for details)")
+            mark(ExitCode.INTERNAL, f"internal error: {type(exc).__name__}")
             return ExitCode.INTERNAL
 
     def body_and_write_out() -> int:
@@ -178,10 +196,13 @@ def fetch(
         except KeyboardInterrupt:
             code, error = ExitCode.INTERRUPTED, "interrupted"
             raise
+        except OutputFailed:
+            code, error = ExitCode.OUTPUT, "the output could not be written"
+            raise
         finally:
             _write_out(pieces, transfer, code, error, say)
 
-    run_stage("fetch", body_and_write_out)
+    run_stage("fetch", body_and_write_out, mark)
 
 
 def _duration(text: Optional[str]) -> Optional[float]:
@@ -251,9 +272,8 @@ def _read_data(value: Optional[str]) -> Optional[bytes]:
     return value.encode("utf-8")
 
 
-def _run(request, timeouts, redactor, say, *, http2, location, max_redirs, retry, retry_partial,
+def _run(out, request, timeouts, redactor, say, *, http2, location, max_redirs, retry, retry_partial,
          retry_delay, record, verbose, transfer=None) -> int:
-    out = Output()
     recorder = _Recorder(record, redactor)
     start = time.monotonic()
 

@@ -10,9 +10,10 @@ import typer
 
 from ..errors import ExitCode
 from ..framing import FRAMERS, AutoFramer, make_framer
-from ..sse import DEFAULT_MAX_EVENT_SIZE
+from ..marker import EXIT, NO_STREAM, NOTE, exit_marker, parse
+from ..sse import DEFAULT_MAX_EVENT_SIZE, SseComment
 from ..wire import dumps, event_record
-from ._edge import NO_STREAM, Output, inputs, parse_size, run_stage, warn
+from ._edge import Output, inputs, parse_size, run_stage, warn
 
 From = Enum("From", {name: name for name in ["auto", *FRAMERS]}, type=str)
 
@@ -24,11 +25,13 @@ Examples:
   sse-tool frame --json bedrock.eventstream | jq -c '{event, data}'
 
 \b
-Exit status:
+Exit status (a failure is also the last record, {"comment": "sse-tool exit CODE frame: WHY"},
+for later stages; an earlier stage's failure marker is passed on, with its code):
   0  input ended on an event boundary
-  3  input ended inside an event (truncated): that event is not emitted, and the
-     last record is {"comment": "sse-tool truncated: WHY"}, for later stages
+  2  usage error (a file that does not exist, a directory)
+  3  input ended inside an event (truncated): that event is not emitted; or no input at all
   5  bad input, or an event over --max-event-size
+  11 the output could not be written (stdout closed or full; quietly)
   130 interrupted; 141 the reader closed the pipe (quietly)
 
 \b
@@ -68,7 +71,10 @@ def frame(
     limit = parse_size(max_event_size)
     kind = source.value
 
+    out = None
+
     def body() -> int:
+        nonlocal out
         out = Output()
         code = ExitCode.OK
         for name, chunks in inputs(files):
@@ -77,6 +83,7 @@ def frame(
             else:
                 framer = make_framer(kind, comments=comments, max_event_size=limit)
             received = 0
+            passed_on = None  # an earlier stage's failure, passed on as its marker
             for chunk in chunks:
                 received += len(chunk)
                 items = framer.feed(chunk)
@@ -84,14 +91,45 @@ def frame(
                     out.send(b"".join(
                         dumps(event_record(i, json_data=json_data, offsets=offsets)) for i in items
                     ))
+                    passed_on = _failure(items, passed_on)
             end = framer.close()
-            if not received:  # an earlier stage failed and said why: exit 0, pipefail keeps its code
-                warn("frame", f"{name}: {NO_STREAM}")
+            if end.items:
+                out.send(b"".join(dumps(event_record(i, json_data=json_data, offsets=offsets))
+                                  for i in end.items))
+                passed_on = _failure(end.items, passed_on)
+            if not received:  # nothing at all: an earlier stage died without a word
+                stream_code, why = ExitCode.TRUNCATED, NO_STREAM
+                out.send(_record(stream_code, why))
             elif end.truncated:
+                stream_code, why = ExitCode.TRUNCATED, f"truncated: {end.truncated} (at byte {end.offset})"
                 out.send(dumps(event_record(end.comment(), offsets=offsets)))
-                warn("frame", f"{name}: truncated: {end.truncated} (at byte {end.offset})")
-                code = ExitCode.TRUNCATED
+            elif passed_on is not None:
+                stream_code, why = passed_on.code, passed_on.text
+            else:
+                continue
+            if stream_code != ExitCode.INTERRUPTED:  # Ctrl-C ends a pipe quietly
+                warn("frame", f"{name}: {why}")
+            if code is ExitCode.OK:
+                code = stream_code
         return code
 
-    run_stage("frame", body)
+    def mark(code: int, reason: str, error) -> None:
+        if out is not None:
+            out.send(_record(code, reason))
 
+    run_stage("frame", body, mark)
+
+
+def _record(code: int, reason: str) -> bytes:
+    """frame's own failure, as the marker record it ends its output with."""
+    return dumps(event_record(SseComment(exit_marker(code, "frame", reason).comment())))
+
+
+def _failure(items: list, known):
+    """The last exit marker among ``items`` (a reset voids one), else ``known``."""
+    for item in items:
+        if type(item) is SseComment:
+            marker = parse(item.text)
+            if marker is not None and marker.kind != NOTE:
+                known = marker if marker.kind == EXIT else None
+    return known

@@ -20,10 +20,11 @@ from typing import List, Optional
 import typer
 
 from ..errors import BadInput, ExitCode, SseToolError
+from ..marker import NO_STREAM
 from ..pipeline import SOURCES
 from ..providers import PROVIDERS
 from ..sse import DEFAULT_MAX_EVENT_SIZE
-from ._edge import NO_STREAM, MissingInput, Output, parse_duration, parse_size, read_fd, run_stage, warn
+from ._edge import Output, open_input, parse_duration, parse_size, read_fd, run_stage, warn
 
 From = Enum("From", {name: name for name in SOURCES}, type=str)
 Provider = Enum("Provider", {name: name for name in ["auto", *PROVIDERS]}, type=str)
@@ -185,10 +186,7 @@ class _Run:
                 return sys.stdin.fileno()
             except (AttributeError, OSError, ValueError):
                 return -1  # an in-memory stdin (typer's CliRunner)
-        try:
-            return os.open(path, os.O_RDONLY)
-        except OSError as exc:
-            raise MissingInput(f"{path}: {exc.strerror}") from None
+        return open_input(path)
 
     def _chunks(self, fd: int):
         if fd < 0:

@@ -15,13 +15,14 @@ import orjson
 import typer
 
 from ..errors import BadInput, ExitCode
-from ..model import Channel, Delta, End, Reset, Status, Transcript, to_record
+from ..model import Channel, Delta, End, Reset, Status, Transcript, stopped_early, to_record
+from ..normalize import failed_end
 from ..pipeline import SOURCES, RecordReader
 from ..providers import PROVIDERS
 from ..sse import DEFAULT_MAX_EVENT_SIZE
 from ..think import MODES
 from ..wire import dumps
-from ._edge import NO_STREAM, Output, end_exit_code, inputs, parse_size, run_stage, warn
+from ._edge import Output, end_exit_code, end_message, inputs, parse_size, run_stage, say_skipped, warn
 
 From = Enum("From", {name: name for name in SOURCES}, type=str)
 Provider = Enum("Provider", {name: name for name in ["auto", *PROVIDERS]}, type=str)
@@ -40,18 +41,27 @@ Records (JSON Lines; exactly one end record, always last):
   {"type":"tool_call","index":0,"id":"call_1","name":"get_weather","arguments":"{\\"ci"}
   {"type":"usage","usage":{...}}   {"type":"meta","key":"model","value":"..."}
   signature, redacted, citation, tool_status, tool_result: see man sse-tool-normalize
+  {"type":"note","text":"fetch: HTTP 503; retry 1/2 in 0.5s (backoff)"}
   {"type":"end","status":"complete","stop_reason":"end_turn","usage":{...},
    "tool_calls":[{"index":0,"id":"call_1","name":"get_weather","complete_json":true}]}
-  status: complete (terminal event arrived), truncated, or error (with "error": {type, message})
+  status: complete (terminal event arrived), truncated, error (with "error": {type, message}),
+  invalid (bad input, with "offset"), or failed (an earlier stage failed; "exit" is its code)
 
 \b
 Exit status:
+(the end record's: every input ends with one, failures included; an earlier stage's
+failure marker becomes the end record, its code in "exit")
   0  the stream completed
-  3  truncated: input ended without the provider's terminal event, or inside an event
-  4  the provider reported an error in the stream
-  5  bad input: not a known format, broken JSON in an event (the message has its byte offset)
+  2  usage error (a file that does not exist, a directory)
+  3  truncated: input ended without the provider's terminal event, or inside an event,
+     or no input at all
+  4  the provider reported an error in the stream (an error body from curl too)
+  5  bad input (status "invalid", with "offset"): not a stream, another provider's events,
+     broken JSON, a value of the wrong type (--lenient skips bad events with a warning)
+  6, 7, 8  passed on from fetch (HTTP error, network failure, timeout): status "failed"
   9  only with --strict: completed, but the model stopped early (length, max tokens,
      content filter, safety, refusal)
+  11 the output could not be written (stdout closed or full; quietly)
   130 interrupted (the records still end with a truncated end record)
   141 the reader closed the pipe (quietly)
 
@@ -59,16 +69,6 @@ Exit status:
 Environment (output is UTF-8 whatever the locale; see man sse-tool-normalize):
   SSE_TOOL_DEBUG=1  show the traceback of an internal error (as sse-tool --debug)
 """
-
-
-def why(end: End) -> str | None:
-    """One line saying why a stream did not simply complete, or None."""
-    if end.status is Status.ERROR:
-        error = end.error or {}
-        return f"provider error: {error.get('type', 'error')}: {error.get('message', '')}".rstrip(": ")
-    if end.status is Status.TRUNCATED:
-        return f"truncated: {end.detail or 'the stream did not finish'}"
-    return None
 
 
 #: a delta's JSON line up to its text: deltas are nearly every record, and writing them
@@ -79,10 +79,11 @@ _DELTA_HEAD = {c: b'{"type":"delta","channel":"%s","text":' % c.value.encode() f
 class _Writer:
     """Records to JSON lines, adding each delta's channel text so far when asked."""
 
-    def __init__(self, out: Output, aggregate: bool) -> None:
+    def __init__(self, out: Output, aggregate: bool, strict: bool) -> None:
         self.out = out
         self.transcript = Transcript() if aggregate else None
-        self.end: End | None = None
+        self.strict = strict
+        self.end: End | None = None  # the end record of the current input, once written
         self.refused = False  # a refusal came in place of the answer (--strict: exit 9)
 
     def send(self, records: list) -> None:
@@ -100,6 +101,12 @@ class _Writer:
                 self.refused = True
             elif type(record) is Reset:  # the refusing attempt, if any, is void
                 self.refused = False
+            elif isinstance(record, End):
+                if self.strict and record.exit is None and (
+                        stopped_early(record.stop_reason)
+                        or self.refused and record.status is Status.COMPLETE):
+                    record = record._replace(exit=ExitCode.STOPPED_EARLY)  # later stages exit 9 too
+                self.end = record
             line = to_record(record)
             if transcript is not None:
                 if isinstance(record, Delta):
@@ -107,8 +114,6 @@ class _Writer:
                     line["aggregate"] = transcript.text(record.channel)
                 elif isinstance(record, Reset):
                     transcript.clear()
-            if isinstance(record, End):
-                self.end = record
             lines.append(dumps(line))
         self.out.send(b"".join(lines))
 
@@ -141,6 +146,11 @@ def normalize(
         help="Move <think>...</think> at the start of the answer to the reasoning channel: auto "
         "(when the answer opens with <think>), on (also when only </think> comes), off.",
     ),
+    lenient: bool = typer.Option(
+        False, "--lenient",
+        help="Skip an event that is not what its provider sends (not JSON, a value of the wrong "
+        "type) with a warning, instead of stopping with exit 5.",
+    ),
 ) -> None:
     """Turn a provider's stream into answer and reasoning deltas, tool calls, usage and one end record.
 
@@ -149,40 +159,42 @@ def normalize(
     as soon as the input that produced it has been read.
     """
     limit = parse_size(max_event_size)
+    writer: _Writer | None = None
 
     def body() -> int:
-        writer = _Writer(Output(), aggregate)
+        nonlocal writer
+        writer = _Writer(Output(), aggregate, strict)
         code = ExitCode.OK
-        for name, chunks in inputs(files):
+        streams = inputs(files)
+        while True:
+            writer.end = None  # the next input's end is owed, even if it cannot be opened
+            writer.refused = False
+            try:
+                name, chunks = next(streams)
+            except StopIteration:
+                break
             reader = RecordReader(provider.value, source.value, max_event_size=limit,
-                                  think_tags=think_tags.value)
+                                  think_tags=think_tags.value, lenient=lenient)
             told = not verbose
             try:
                 for chunk in chunks:
                     writer.send(reader.feed(chunk))
+                    say_skipped("normalize", name, reader)
                     if not told:
                         told = _tell(name, reader)
                     if reader.error is not None:  # its good records are out: fail now
                         raise reader.error
                 writer.send(reader.close())
+                say_skipped("normalize", name, reader)
             except BadInput as exc:
-                raise BadInput(f"{name}: {exc}") from None
-            except KeyboardInterrupt:
-                if writer.end is None:  # partial output is marked as such
-                    writer.send([End(Status.TRUNCATED, detail="interrupted")])
-                raise
+                raise named(exc, name) from None
             if not told:
                 _tell(name, reader, final=True)
             end = writer.end
-            refused, writer.refused = writer.refused, False
-            if end is None:  # close() ends with one unless not a byte arrived
-                warn("normalize", f"{name}: {NO_STREAM}")
-                continue
-            writer.end = None
-            stream_code = end_exit_code(end, strict)
-            message = why(end)
-            if strict and refused and stream_code is ExitCode.OK:
-                stream_code, message = ExitCode.STOPPED_EARLY, "the model refused"
+            stream_code = end_exit_code(end)
+            message = end_message(end)
+            if message is None and stream_code is ExitCode.STOPPED_EARLY and writer.refused:
+                message = "the model refused"
             elif message is None and stream_code is ExitCode.STOPPED_EARLY:
                 message = f"the model stopped early: {end.stop_reason}"
             elif message is None and end.detail:  # complete, with something to say (a <think> never closed)
@@ -193,7 +205,20 @@ def normalize(
                 code = stream_code
         return code
 
-    run_stage("normalize", body)
+    def mark(code: int, reason: str, error) -> None:
+        """End the input being read with the end record of this stage's own failure."""
+        if writer is None or writer.end is not None:
+            return
+        writer.send([failed_end(code, f"normalize: {reason}", getattr(error, "offset", None))])
+
+    run_stage("normalize", body, mark)
+
+
+def named(exc: BadInput, name: str) -> BadInput:
+    """``exc`` with the input's name in front of its message (its offset kept)."""
+    out = BadInput(f"{name}: {exc}")
+    out.offset = exc.offset
+    return out
 
 
 def _tell(name: str, reader: RecordReader, final: bool = False) -> bool:

@@ -27,7 +27,8 @@ from ..render.release import make_policy
 from ..render.view_plain import PlainView
 from ..sse import DEFAULT_MAX_EVENT_SIZE
 from ..think import MODES
-from ._edge import NO_STREAM, MissingInput, Output, end_exit_code, parse_duration, parse_size, run_stage, warn
+from ._edge import (Output, end_exit_code, end_message, open_input, parse_duration, parse_size, run_stage,
+                    say_skipped, warn)
 
 From = Enum("From", {name: name for name in SOURCES}, type=str)
 Provider = Enum("Provider", {name: name for name in ["auto", *PROVIDERS]}, type=str)
@@ -54,10 +55,13 @@ with --reasoning show (collapse: one summary line). A reset record
 \b
 Exit status:
   0  the stream completed
-  3  truncated: the stream ended without the provider's terminal event
-  4  the provider reported an error
-  5  bad input
+  2  usage error (a file that does not exist, a directory, --output not a regular file)
+  3  truncated: the stream ended without the provider's terminal event, or no input at all
+  4  the provider reported an error (an error body from curl too)
+  5  bad input: not a stream, another provider's events (with --provider), a wrong value
+  6, 7, 8 ...  an earlier stage's failure, passed on in-band (its end record's "exit")
   9  with --strict: complete, but the model stopped early (length, filter, refusal)
+  11 an output could not be written (stdout or stderr closed, disk full; quietly)
   130 interrupted; 141 the reader closed the pipe (quietly)
 
 \b
@@ -70,16 +74,11 @@ Environment (see man sse-tool-render):
 
 
 def _open(path: str | None) -> int:
-    if path in (None, "-"):
-        return sys.stdin.fileno()
-    try:
-        return os.open(path, os.O_RDONLY)
-    except OSError as exc:
-        raise MissingInput(f"{path}: {exc.strerror}") from None
+    return sys.stdin.fileno() if path in (None, "-") else open_input(path)
 
 
 def _is_terminal() -> bool:
-    return sys.stdout.isatty() and os.environ.get("TERM") != "dumb"
+    return sys.stdout is not None and sys.stdout.isatty() and os.environ.get("TERM") != "dumb"
 
 
 def _terminal_view(color: str, reasoning: str, markdown: bool, on_truncate: str):
@@ -126,6 +125,9 @@ def render(
     think_tags: ThinkTagsMode = typer.Option("auto", "--think-tags",
                                              help="Raw input: <think>...</think> opening the answer is reasoning "
                                                   "(auto), also without <think> (on), or answer (off)."),
+    lenient: bool = typer.Option(False, "--lenient",
+                                 help="Skip an event that is not what its provider sends (with a warning) "
+                                      "instead of stopping with exit 5."),
 ) -> None:
     """Draw a streamed answer: live and provisional on a terminal, plain text into a pipe.
 
@@ -149,9 +151,11 @@ def render(
             view = PlainView(Output().send, _stderr, make_policy(release.value),
                              reasoning=mode, on_truncate=on_truncate.value)
         painter = Painter(view, clock, seconds)
-        reader = RecordReader(provider.value, source.value, max_event_size=limit, think_tags=think_tags.value)
+        reader = RecordReader(provider.value, source.value, max_event_size=limit,
+                              think_tags=think_tags.value, lenient=lenient)
+        skipped = (lambda: say_skipped("render", file or "<stdin>", reader)) if lenient else None
         try:
-            end = pump(fd, reader, painter, clock)
+            end = pump(fd, reader, painter, clock, skipped)
         except KeyboardInterrupt:
             painter.abort("interrupted")
             raise
@@ -161,18 +165,13 @@ def render(
         finally:
             if stats:
                 _report(painter, clock())
-        if end is None:
-            painter.abort(None)
-            warn("render", NO_STREAM)
-            return ExitCode.OK
         if end.status is not Status.COMPLETE:
             if not terminal:
-                if end.status is Status.ERROR:
-                    err = end.error or {}
-                    warn("render", f"provider error: {err.get('type', 'error')}: {err.get('message', '')}")
-                else:
+                if end.status is Status.TRUNCATED and end.exit is None:
                     warn("render", f"truncated: the response was cut off ({end.detail or 'no terminal event'}); "
                                    "it can be retried")
+                elif end_message(end):
+                    warn("render", end_message(end))
             return end_exit_code(end)
         draft = painter.draft
         if output:

@@ -13,6 +13,7 @@ from typing import Optional
 import typer
 
 from ..errors import ExitCode, SseToolError
+from ..marker import exit_marker
 from ._edge import Output, inputs, run_stage, warn
 
 EPILOG = """\b
@@ -36,6 +37,7 @@ Exit status (a recording's, as fetch gave it):
   6  HTTP error status: nothing on stdout, the message on stderr
   7  network failure;  8  timeout
   2  usage error;  5  not a readable recording;  130 interrupted;  141 the reader closed the pipe
+A failure also ends stdout with ': sse-tool exit CODE replay: WHY', for the later stages.
 
 \b
 Environment (see man sse-tool-replay):
@@ -47,9 +49,20 @@ class ReplayUsage(SseToolError):
     exit_code = ExitCode.USAGE
 
 
+#: the slowest replay: a thousand times slower (slower ones overflow the clock)
+MIN_SPEED = 0.001
+
+
+def _speed(value: float) -> float:
+    if value != value or value in (float("inf"), float("-inf")) or value < 0 or 0 < value < MIN_SPEED:
+        raise typer.BadParameter(f"{value:g}: give 0 (no delays) or a factor from {MIN_SPEED:g} up")
+    return value
+
+
 def replay(
     file: str = typer.Argument("-", help="A recording (fetch --record) or a stream file; - is stdin."),
-    speed: float = typer.Option(1.0, "--speed", min=0, help="Timing factor: 2 twice as fast, 0 no delays."),
+    speed: float = typer.Option(1.0, "--speed", callback=_speed,
+                                help="Timing factor: 2 twice as fast, 0 no delays (at least 0.001)."),
     rate: Optional[str] = typer.Option(None, "--rate", metavar="RATE",
                                        help="Pace of a stream file: events (20ev) or bytes (4kB) a second [default: 20ev]."),
 ) -> None:
@@ -59,7 +72,16 @@ def replay(
     from ..recording import parse_recording
     from ..replay import DEFAULT_RATE, Replay, is_recording, parse_rate, rate_steps, replay_recording
 
+    out = None
+
+    def mark(code: int, reason: str, error=None) -> None:
+        # As fetch: only once the body began (a recorded HTTP error leaves stdout empty).
+        if out is not None and out.began:
+            out.marker(exit_marker(code, "replay", reason))
+
     def body() -> int:
+        nonlocal out
+        out = Output()
         data = b"".join(chunk for _, chunks in inputs([file]) for chunk in chunks)
         if is_recording(data):
             if rate is not None:
@@ -67,7 +89,6 @@ def replay(
             plan = replay_recording(parse_recording(data.split(b"\n")), speed)
         else:
             plan = Replay(rate_steps(data, parse_rate(rate or DEFAULT_RATE), speed), 0.0, ExitCode.OK, "")
-        out = Output()
         due = time.monotonic()
         for step in plan.steps:
             due += step.delay
@@ -76,9 +97,11 @@ def replay(
         _sleep_until(due + plan.tail)
         if plan.message:
             warn("replay", plan.message)
+        if plan.exit_code:  # the recorded failure, in-band for the later stages
+            mark(plan.exit_code, plan.message or "the recorded exchange failed")
         return plan.exit_code
 
-    run_stage("replay", body)
+    run_stage("replay", body, mark)
 
 
 def _sleep_until(deadline: float) -> None:

@@ -20,7 +20,8 @@ from __future__ import annotations
 import orjson
 
 from ..model import Channel, Citation, Delta, Meta, Record, Redacted, Signature, ToolCall, ToolResult, Usage
-from .openai_chat import error_info
+from ..typed import field
+from .errors import error_info
 
 #: payload types that only an Anthropic stream sends (``error`` and ``ping`` are not
 #: distinctive: other dialects use the same words)
@@ -36,8 +37,8 @@ _SERVER_TOOLS = frozenset({"server_tool_use", "mcp_tool_use"})
 
 
 def _kind(event: str, payload) -> str:
-    kind = payload.get("type") if isinstance(payload, dict) else None
-    return kind if isinstance(kind, str) else event
+    kind = field(payload, "type", str) if isinstance(payload, dict) else None
+    return kind if kind is not None else event
 
 
 class Anthropic:
@@ -45,7 +46,10 @@ class Anthropic:
 
     @staticmethod
     def recognise(event: str, payload) -> bool:
-        return isinstance(payload, dict) and _kind(event, payload) in _ANTHROPIC_TYPES
+        if not isinstance(payload, dict):
+            return False
+        kind = payload.get("type")
+        return (kind if isinstance(kind, str) else event) in _ANTHROPIC_TYPES
 
     def __init__(self) -> None:
         self.error: dict | None = None
@@ -57,7 +61,7 @@ class Anthropic:
 
     def feed(self, event: str, payload) -> list[Record]:
         if not isinstance(payload, dict):
-            return []
+            return []  # the normalizer lets only [DONE] and empty data through
         kind = _kind(event, payload)
         if kind == "content_block_delta":  # by far the most frequent: checked first
             return self._delta(payload)
@@ -66,64 +70,67 @@ class Anthropic:
         if kind == "content_block_stop":
             return self._block_stop(payload)
         if kind == "message_start":
-            return self._message_start(payload.get("message"))
+            return self._message_start(field(payload, "message", dict))
         if kind == "message_delta":
             return self._message_delta(payload)
         if kind == "message_stop":
             self.terminal = True
         elif kind == "error":
-            self.error = error_info(payload.get("error") or payload)
+            self.error = error_info(field(payload, "error", (dict, str)) or payload)
         return []  # ping and unknown types
 
     # -- events -------------------------------------------------------------------------
 
     def _message_start(self, message) -> list[Record]:
-        if not isinstance(message, dict):
+        if message is None:
             return []
         out: list[Record] = []
-        if isinstance(message.get("model"), str):
-            out.append(Meta("model", message["model"]))
-        if isinstance(message.get("id"), str):
-            out.append(Meta("id", message["id"]))
-        if isinstance(message.get("usage"), dict):
-            self.usage = message["usage"]
-            out.append(Usage(self.usage))
+        model, message_id = field(message, "model", str), field(message, "id", str)
+        if model is not None:
+            out.append(Meta("model", model))
+        if message_id is not None:
+            out.append(Meta("id", message_id))
+        usage = field(message, "usage", dict)
+        if usage is not None:
+            self.usage = usage
+            out.append(Usage(usage))
         return out
 
     def _block_start(self, payload: dict) -> list[Record]:
-        index, block = payload.get("index"), payload.get("content_block")
-        if not isinstance(index, int) or not isinstance(block, dict):
+        index, block = field(payload, "index", int), field(payload, "content_block", dict)
+        if index is None or block is None:
             return []
-        kind = block.get("type")
+        kind = field(block, "type", str, where="content_block.type")
         # A start block normally holds empty text; whatever it holds is the block's first piece.
         if kind == "text":
-            return _text(Channel.ANSWER, block.get("text"))
+            return _text(Channel.ANSWER, field(block, "text", str, where="content_block.text"))
         if kind == "thinking":
-            return _text(Channel.REASONING, block.get("thinking"))
+            return _text(Channel.REASONING, field(block, "thinking", str, where="content_block.thinking"))
         if kind == "redacted_thinking":
             data = block.get("data")
             return [Redacted(data, index)] if isinstance(data, str) else []
         if kind in _TOOL_BLOCKS:
             self._tools[index] = (block.get("input"), False)
-            name = block.get("name") if isinstance(block.get("name"), str) else None
-            return [ToolCall(index, block.get("id"), name, "", kind in _SERVER_TOOLS)]
-        if isinstance(kind, str) and kind.endswith("_result"):  # web_search_tool_result and friends: whole
-            return [ToolResult(index, block.get("tool_use_id"), block)]
+            name = field(block, "name", str, where="content_block.name")
+            return [ToolCall(index, field(block, "id", str, where="content_block.id"), name, "",
+                             kind in _SERVER_TOOLS)]
+        if kind is not None and kind.endswith("_result"):  # web_search_tool_result and friends: whole
+            return [ToolResult(index, field(block, "tool_use_id", str, where="content_block.tool_use_id"), block)]
         return []
 
     def _delta(self, payload: dict) -> list[Record]:
-        delta = payload.get("delta")
-        if not isinstance(delta, dict):
+        delta = field(payload, "delta", dict)
+        if delta is None:
             return []
-        kind = delta.get("type")
+        kind = field(delta, "type", str, where="delta.type")
         if kind == "text_delta":
-            return _text(Channel.ANSWER, delta.get("text"))
+            return _text(Channel.ANSWER, field(delta, "text", str, where="delta.text"))
         if kind == "thinking_delta":
-            return _text(Channel.REASONING, delta.get("thinking"))
+            return _text(Channel.REASONING, field(delta, "thinking", str, where="delta.thinking"))
         if kind == "input_json_delta":
-            piece = delta.get("partial_json")
-            index = payload.get("index")
-            if not isinstance(piece, str) or not piece or not isinstance(index, int):
+            piece = field(delta, "partial_json", str, where="delta.partial_json")
+            index = field(payload, "index", int)
+            if not piece or index is None:
                 return []  # a no-argument call sends one empty piece
             if index in self._tools:
                 self._tools[index] = (self._tools[index][0], True)
@@ -137,24 +144,27 @@ class Anthropic:
         return []
 
     def _block_stop(self, payload: dict) -> list[Record]:
-        tool = self._tools.pop(payload.get("index"), None)
+        index = field(payload, "index", int)
+        tool = self._tools.pop(index, None)
         if tool is None or tool[1]:
             return []
         # No argument text streamed: the arguments are the start block's input (``{}``),
         # so the joined pieces of every call are always one JSON object.
         start_input = tool[0] if isinstance(tool[0], dict) else {}
-        return [ToolCall(payload["index"], arguments=orjson.dumps(start_input).decode())]
+        return [ToolCall(index, arguments=orjson.dumps(start_input).decode())]
 
     def _message_delta(self, payload: dict) -> list[Record]:
         out: list[Record] = []
-        delta = payload.get("delta")
-        if isinstance(delta, dict):
-            if delta.get("stop_reason") is not None:
-                self.stop_reason = delta["stop_reason"]
-            if isinstance(delta.get("stop_sequence"), str):
-                out.append(Meta("stop_sequence", delta["stop_sequence"]))
-        usage = payload.get("usage")
-        if isinstance(usage, dict) and usage:
+        delta = field(payload, "delta", dict)
+        if delta is not None:
+            stop_reason = field(delta, "stop_reason", str, where="delta.stop_reason")
+            if stop_reason is not None:
+                self.stop_reason = stop_reason
+            stop_sequence = field(delta, "stop_sequence", str, where="delta.stop_sequence")
+            if stop_sequence is not None:
+                out.append(Meta("stop_sequence", stop_sequence))
+        usage = field(payload, "usage", dict)
+        if usage:
             # Cumulative counts; older responses send only output_tokens, so keep the rest.
             self.usage = {**(self.usage or {}), **usage}
             out.append(Usage(self.usage))
@@ -172,5 +182,5 @@ def _citation(citation: dict, index) -> Citation:
                     index if isinstance(index, int) else None)
 
 
-def _text(channel: Channel, text) -> list[Record]:
-    return [Delta(channel, text)] if isinstance(text, str) and text else []
+def _text(channel: Channel, text: str | None) -> list[Record]:
+    return [Delta(channel, text)] if text else []

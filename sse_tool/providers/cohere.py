@@ -20,7 +20,8 @@ the event name only when it is missing). Everything sits under ``delta.message``
 from __future__ import annotations
 
 from ..model import Channel, Citation, Delta, Meta, Record, ToolCall, Usage
-from .openai_chat import error_info
+from ..typed import field
+from .errors import error_info
 
 _EVENTS = frozenset((
     "message-start", "content-start", "content-delta", "content-end", "tool-plan-delta",
@@ -35,7 +36,10 @@ class Cohere:
 
     @staticmethod
     def recognise(event: str, payload) -> bool:
-        return isinstance(payload, dict) and payload.get("type", event) in _EVENTS
+        if not isinstance(payload, dict):
+            return False
+        kind = payload.get("type", event)
+        return isinstance(kind, str) and kind in _EVENTS
 
     def __init__(self) -> None:
         self.error: dict | None = None
@@ -47,9 +51,9 @@ class Cohere:
     def feed(self, event: str, payload) -> list[Record]:
         if not isinstance(payload, dict):
             return []
-        kind = payload.get("type") or event
-        delta = payload.get("delta") if isinstance(payload.get("delta"), dict) else {}
-        message = delta.get("message") if isinstance(delta.get("message"), dict) else {}
+        kind = field(payload, "type", str) or event
+        delta = field(payload, "delta", dict) or {}
+        message = field(delta, "message", dict, where="delta.message") or {}
         out: list[Record] = []
         if payload.get("error") or kind == "error":
             self.error = error_info(payload.get("error") or payload)
@@ -57,14 +61,15 @@ class Cohere:
             if isinstance(payload.get("id"), str):
                 out.append(Meta("id", payload["id"]))
         elif kind in ("content-start", "content-delta"):
-            content = message.get("content")
-            if isinstance(content, dict):
-                _text(content.get("thinking"), Channel.REASONING, out)
-                _text(content.get("text"), Channel.ANSWER, out)
+            content = field(message, "content", dict, where="delta.message.content")
+            if content is not None:
+                _text(field(content, "thinking", str, where="content.thinking"), Channel.REASONING, out)
+                _text(field(content, "text", str, where="content.text"), Channel.ANSWER, out)
         elif kind == "tool-plan-delta":
-            _text(message.get("tool_plan"), Channel.REASONING, out)
+            _text(field(message, "tool_plan", str, where="delta.message.tool_plan"), Channel.REASONING, out)
         elif kind in ("tool-call-start", "tool-call-delta"):
-            self._tool_call(kind, payload.get("index"), message.get("tool_calls"), out)
+            self._tool_call(kind, field(payload, "index", int),
+                            field(message, "tool_calls", dict, where="delta.message.tool_calls"), out)
         elif kind == "citation-start":
             cited = message.get("citations")
             for citation in cited if isinstance(cited, list) else [cited]:
@@ -76,35 +81,35 @@ class Cohere:
         return out
 
     def _tool_call(self, kind: str, index, call, out: list[Record]) -> None:
-        if not isinstance(call, dict):
+        if call is None:
             return
-        function = call.get("function") if isinstance(call.get("function"), dict) else {}
-        arguments = function.get("arguments")
-        arguments = arguments if isinstance(arguments, str) else ""
+        function = field(call, "function", dict, where="tool_calls.function") or {}
+        arguments = field(function, "arguments", str, "", where="function.arguments")
         if kind == "tool-call-start":
-            if not isinstance(index, int):
+            if index is None:
                 index = self._calls
             self._calls = max(self._calls, index + 1)
-            out.append(ToolCall(index, call.get("id"), function.get("name") or None, arguments))
+            out.append(ToolCall(index, field(call, "id", str, where="tool_calls.id"),
+                                field(function, "name", str, where="function.name") or None, arguments))
         elif arguments:
-            out.append(ToolCall(index if isinstance(index, int) else max(self._calls - 1, 0),
+            out.append(ToolCall(index if index is not None else max(self._calls - 1, 0),
                                 None, None, arguments))
 
     def _end(self, delta: dict, out: list[Record]) -> None:
         self.terminal = True
-        reason = delta.get("finish_reason")
-        if isinstance(reason, str):
+        reason = field(delta, "finish_reason", str, where="delta.finish_reason")
+        if reason is not None:
             self.stop_reason = reason
             if reason in _FAILED:
                 detail = delta.get("error")
                 self.error = {"type": reason.lower(),
                               "message": str(detail or f"the generation ended with {reason}")}
-        usage = delta.get("usage")
-        if isinstance(usage, dict) and usage:
+        usage = field(delta, "usage", dict, where="delta.usage")
+        if usage:
             self.usage = usage
             out.append(Usage(usage))
 
 
-def _text(text, channel: Channel, out: list[Record]) -> None:
-    if isinstance(text, str) and text:
+def _text(text: str | None, channel: Channel, out: list[Record]) -> None:
+    if text:
         out.append(Delta(channel, text))

@@ -27,7 +27,8 @@ import re
 import orjson
 
 from ..model import Channel, Citation, Delta, Meta, Record, Signature, ToolCall, Usage
-from .openai_chat import error_info
+from ..typed import field
+from .errors import error_info
 
 _KEYS = ("candidates", "usageMetadata", "promptFeedback", "modelVersion")
 
@@ -45,15 +46,17 @@ class _PartialCall:
         self._continued: tuple | None = None  # the string still being continued
 
     def add(self, piece: dict) -> None:
-        path = piece.get("jsonPath")
+        path = field(piece, "jsonPath", str, where="partialArgs.jsonPath")
         key = next((k for k in _VALUE_KEYS if k in piece), None)
-        if not isinstance(path, str) or key is None:
+        if path is None or key is None:
             return
         steps = [m[1] if m[1] is not None else int(m[2]) if m[2] is not None else m[3]
                  for m in _PATH_STEP.finditer(path)]
         if not steps:
             return
         value = None if key == "nullValue" else piece[key]
+        if key == "stringValue":
+            value = field(piece, key, str, "", where="partialArgs.stringValue")
         target = self.args
         for step, following in zip(steps, steps[1:]):
             target = _child(target, step, [] if isinstance(following, int) else {})
@@ -63,7 +66,7 @@ class _PartialCall:
         if key == "stringValue" and self._continued == tuple(steps):
             value = _get(target, last, "") + value  # the same string, continued
         _put(target, last, value)
-        self._continued = tuple(steps) if key == "stringValue" and piece.get("willContinue") else None
+        self._continued = tuple(steps) if key == "stringValue" and piece.get("willContinue") is True else None
 
 
 def _child(container, step, empty):
@@ -143,16 +146,16 @@ class Gemini:
         if payload.get("error") is not None:
             self.error = error_info(payload["error"])
         self._meta(payload, out)
-        candidates = payload.get("candidates")
-        for candidate in candidates if isinstance(candidates, list) else ():
+        for candidate in field(payload, "candidates", list) or ():
             if isinstance(candidate, dict) and candidate.get("index", 0) == 0:  # candidate 0 only
                 self._candidate(candidate, out)
-        feedback = payload.get("promptFeedback")
-        if isinstance(feedback, dict) and feedback.get("blockReason"):
-            self.stop_reason = feedback["blockReason"]
+        feedback = field(payload, "promptFeedback", dict)
+        block = field(feedback, "blockReason", str, where="promptFeedback.blockReason") if feedback else None
+        if block:
+            self.stop_reason = block
             self.terminal = True  # the prompt was refused: no candidate will follow
-        usage = payload.get("usageMetadata")
-        if isinstance(usage, dict) and usage and usage != self.usage:
+        usage = field(payload, "usageMetadata", dict)
+        if usage and usage != self.usage:
             self.usage = usage  # repeated on every chunk, cumulative: the last one counts
             out.append(Usage(usage))
         return out
@@ -168,9 +171,9 @@ class Gemini:
             out.append(Meta("id", response_id))
 
     def _candidate(self, candidate: dict, out: list[Record]) -> None:
-        content = candidate.get("content")
-        parts = content.get("parts") if isinstance(content, dict) else None
-        for part in parts if isinstance(parts, list) else ():
+        content = field(candidate, "content", dict, where="candidates[0].content")
+        parts = field(content, "parts", list, where="candidates[0].content.parts") if content else None
+        for part in parts or ():
             if isinstance(part, dict):
                 self._part(part, out)
         grounding = candidate.get("groundingMetadata")
@@ -184,17 +187,18 @@ class Gemini:
                 out.append(Citation(source, _str(source.get("uri")), _str(source.get("title"))))
         if candidate.get("finishMessage"):
             out.append(Meta("finish_message", candidate["finishMessage"]))
-        if candidate.get("finishReason"):
-            self.stop_reason = candidate["finishReason"]
+        reason = field(candidate, "finishReason", str, where="candidates[0].finishReason")
+        if reason:
+            self.stop_reason = reason
             self.terminal = True
 
     def _part(self, part: dict, out: list[Record]) -> None:
-        text = part.get("text")
-        if isinstance(text, str) and text:
-            out.append(Delta(Channel.REASONING if part.get("thought") else Channel.ANSWER, text))
-        call = part.get("functionCall")
+        text = field(part, "text", str, where="parts[].text")
+        if text:
+            out.append(Delta(Channel.REASONING if part.get("thought") is True else Channel.ANSWER, text))
+        call = field(part, "functionCall", dict, where="parts[].functionCall")
         call_index = None
-        if isinstance(call, dict):
+        if call is not None:
             call_index = self._partial.index if self._partial is not None else self._calls
             self._function_call(call, out)
         for key, name in (("executableCode", "executable_code"),
@@ -207,21 +211,22 @@ class Gemini:
 
     def _function_call(self, call: dict, out: list[Record]) -> None:
         partial = self._partial
+        go_on = call.get("willContinue") is True
+        args = field(call, "args", dict, where="functionCall.args")
         if partial is None:  # a new call
-            name = call.get("name") if isinstance(call.get("name"), str) else None
             index = self._calls
             self._calls += 1
-            out.append(ToolCall(index, call.get("id"), name, ""))
-            if not call.get("willContinue"):
-                args = call.get("args")
+            out.append(ToolCall(index, field(call, "id", str, where="functionCall.id"),
+                                field(call, "name", str, where="functionCall.name"), ""))
+            if not go_on:
                 out.append(ToolCall(index, arguments=orjson.dumps(args or {}).decode()))
                 return
             partial = self._partial = _PartialCall(index)
-        if isinstance(call.get("args"), dict):
-            partial.args.update(call["args"])
-        for piece in call.get("partialArgs") or ():
+        if args is not None:
+            partial.args.update(args)
+        for piece in field(call, "partialArgs", list, where="functionCall.partialArgs") or ():
             if isinstance(piece, dict):
                 partial.add(piece)
-        if not call.get("willContinue"):
+        if not go_on:
             self._partial = None
             out.append(ToolCall(partial.index, arguments=orjson.dumps(partial.args).decode()))

@@ -17,7 +17,8 @@ from __future__ import annotations
 import orjson
 
 from ..model import Channel, Delta, Meta, Record, ToolCall, Usage
-from .openai_chat import error_info
+from ..typed import field
+from .errors import error_info
 
 _USAGE_KEYS = (
     "prompt_eval_count", "eval_count", "total_duration", "load_duration",
@@ -54,18 +55,21 @@ class Ollama:
         if isinstance(model, str) and model != self._model:
             self._model = model
             out.append(Meta("model", model))
-        message = payload.get("message")
-        source = message if isinstance(message, dict) else payload
-        _text(source.get("thinking"), Channel.REASONING, out)
-        _text(source.get("content") if source is message else payload.get("response"), Channel.ANSWER, out)
-        if source is message:
-            for call in message.get("tool_calls") or ():
+        message = field(payload, "message", dict)
+        if message is not None:
+            _text(field(message, "thinking", str, where="message.thinking"), Channel.REASONING, out)
+            _text(field(message, "content", str, where="message.content"), Channel.ANSWER, out)
+            for call in field(message, "tool_calls", list, where="message.tool_calls") or ():
                 if isinstance(call, dict):
                     self._tool_call(call, out)
+        else:
+            _text(field(payload, "thinking", str), Channel.REASONING, out)
+            _text(field(payload, "response", str), Channel.ANSWER, out)
         if payload.get("done") is True:
             self.terminal = True
-            if isinstance(payload.get("done_reason"), str):
-                self.stop_reason = payload["done_reason"]
+            reason = field(payload, "done_reason", str)
+            if reason is not None:
+                self.stop_reason = reason
             usage = {key: payload[key] for key in _USAGE_KEYS if key in payload}
             if usage:
                 self.usage = usage
@@ -73,14 +77,15 @@ class Ollama:
         return out
 
     def _tool_call(self, call: dict, out: list[Record]) -> None:
-        function = call.get("function") or {}
+        function = field(call, "function", dict, {}, where="tool_calls.function")
         arguments = function.get("arguments")
         if not isinstance(arguments, str):
             arguments = orjson.dumps(arguments if arguments is not None else {}).decode()
-        out.append(ToolCall(self._calls, call.get("id"), function.get("name") or None, arguments))
+        out.append(ToolCall(self._calls, field(call, "id", str, where="tool_calls.id"),
+                            field(function, "name", str, where="function.name") or None, arguments))
         self._calls += 1
 
 
-def _text(text, channel: Channel, out: list[Record]) -> None:
-    if isinstance(text, str) and text:
+def _text(text: str | None, channel: Channel, out: list[Record]) -> None:
+    if text:
         out.append(Delta(channel, text))

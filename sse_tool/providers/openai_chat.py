@@ -12,26 +12,17 @@ top-level ``error`` in a data frame (alone, or inside a normal chunk), or ``even
 from __future__ import annotations
 
 from ..model import Channel, Delta, Meta, Record, Redacted, Signature, ToolCall, Usage
-
-
-def error_info(error) -> dict:
-    """A provider error object (or string) as ``{"type", "message", ...}``."""
-    if not isinstance(error, dict):
-        return {"type": "error", "message": str(error)}
-    kind = error.get("type") or error.get("status") or error.get("code") or "error"
-    out = {"type": str(kind), "message": str(error.get("message") or "")}
-    if error.get("code") is not None:
-        out["code"] = error["code"]
-    return out
+from ..typed import field
+from .errors import error_body, error_info
 
 
 def _reasoning_text(delta: dict) -> str | None:
     for key in ("reasoning_content", "reasoning"):
-        text = delta.get(key)
-        if isinstance(text, str):
+        text = field(delta, key, str, where=f"delta.{key}")
+        if text is not None:
             return text
-    details = delta.get("reasoning_details")
-    if isinstance(details, list):
+    details = field(delta, "reasoning_details", list, where="delta.reasoning_details")
+    if details is not None:
         pieces = [d.get("text") or d.get("summary") for d in details if isinstance(d, dict)]
         return "".join(p for p in pieces if isinstance(p, str))
     return None
@@ -45,8 +36,9 @@ def _content(content, out: list[Record]) -> None:
     for part in content if isinstance(content, list) else ():
         if not isinstance(part, dict):
             continue
-        if part.get("type") == "text" and part.get("text"):
-            out.append(Delta(Channel.ANSWER, part["text"]))
+        text = field(part, "text", str, where="content[].text")
+        if part.get("type") == "text" and text:
+            out.append(Delta(Channel.ANSWER, text))
         elif part.get("type") == "thinking":  # Mistral Magistral
             thinking = part.get("thinking")
             items = thinking if isinstance(thinking, list) else [{"text": thinking}]
@@ -91,26 +83,27 @@ class OpenAIChat:
         if not isinstance(payload, dict):
             return []
         out: list[Record] = []
-        if payload.get("error") or event == "error":
-            self.error = error_info(payload.get("error") or payload)
-        model = payload.get("model")
-        if isinstance(model, str) and model != self._model:
+        error = error_body(payload) if "choices" not in payload else None
+        if error is not None or payload.get("error") or event == "error":
+            self.error = error or error_info(payload.get("error") or payload)
+        model = field(payload, "model", str)
+        if model is not None and model != self._model:
             self._model = model
             out.append(Meta("model", model))
-        choices = payload.get("choices")
-        for choice in choices if isinstance(choices, list) else ():
+        for choice in field(payload, "choices", list) or ():
             if not isinstance(choice, dict) or choice.get("index", 0) != 0:
                 continue  # choice 0 only
-            delta = choice.get("delta")
-            if isinstance(delta, dict):
+            delta = field(choice, "delta", dict, where="choices[0].delta")
+            if delta is not None:
                 self._delta(delta, out)
-            if choice.get("finish_reason") is not None:
-                self.stop_reason = choice["finish_reason"]
-                if self.stop_reason == "error" and self.error is None:  # Mistral's mid-stream failure
+            reason = field(choice, "finish_reason", str, where="choices[0].finish_reason")
+            if reason is not None:
+                self.stop_reason = reason
+                if reason == "error" and self.error is None:  # Mistral's mid-stream failure
                     self.error = {"type": "error", "message": "the model stopped with finish_reason 'error'"}
-        groq = payload.get("x_groq")
-        usage = payload.get("usage") or (groq.get("usage") if isinstance(groq, dict) else None)
-        if isinstance(usage, dict) and usage:
+        groq = field(payload, "x_groq", dict)
+        usage = field(payload, "usage", dict) or (field(groq, "usage", dict, where="x_groq.usage") if groq else None)
+        if usage:
             self.usage = usage
             out.append(Usage(usage))
         return out
@@ -119,22 +112,23 @@ class OpenAIChat:
         reasoning = _reasoning_text(delta)
         if reasoning:
             out.append(Delta(Channel.REASONING, reasoning))
-        _content(delta.get("content"), out)
-        if isinstance(delta.get("refusal"), str) and delta["refusal"]:
-            out.append(Delta(Channel.REFUSAL, delta["refusal"]))
+        _content(field(delta, "content", (str, list), where="delta.content"), out)
+        refusal = field(delta, "refusal", str, where="delta.refusal")
+        if refusal:
+            out.append(Delta(Channel.REFUSAL, refusal))
         details = delta.get("reasoning_details")
         for detail in details if isinstance(details, list) else ():
             if isinstance(detail, dict):
                 _opaque(detail, out)
-        calls = delta.get("tool_calls")
-        for call in calls if isinstance(calls, list) else ():
+        for call in field(delta, "tool_calls", list, where="delta.tool_calls") or ():
             if not isinstance(call, dict):
                 continue
-            index, call_id = call.get("index"), call.get("id")
-            function = call.get("function")
-            function = function if isinstance(function, dict) else {}
-            name = function.get("name") or None
-            if not isinstance(index, int):  # some servers omit it: a new id starts a call
+            index = field(call, "index", int, where="tool_calls[].index")
+            call_id = field(call, "id", str, where="tool_calls[].id")
+            function = field(call, "function", dict, {}, where="tool_calls[].function")
+            name = field(function, "name", str, where="function.name") or None
+            arguments = field(function, "arguments", str, "", where="function.arguments")
+            if index is None:  # some servers omit it: a new id starts a call
                 if call_id is not None and call_id == self._last_id:
                     call_id = name = None  # the same id repeated on a piece: a continuation
                 new = call_id is not None or self._last_tool < 0
@@ -142,4 +136,4 @@ class OpenAIChat:
             self._last_tool = index
             if call_id is not None:
                 self._last_id = call_id
-            out.append(ToolCall(index, call_id, name, function.get("arguments") or ""))
+            out.append(ToolCall(index, call_id, name, arguments))

@@ -26,7 +26,8 @@ details nested (``{"error": {...}}``, as recorded) or flat (as the API reference
 from __future__ import annotations
 
 from ..model import Channel, Citation, Delta, Meta, Part, Record, ToolCall, ToolStatus, Usage
-from .openai_chat import error_info
+from ..typed import field
+from .errors import error_info
 
 _TEXT = {
     "response.output_text.delta": Channel.ANSWER,
@@ -73,12 +74,12 @@ class OpenAIResponses:
 
     def feed(self, event: str, payload) -> list[Record]:
         if not isinstance(payload, dict):
-            return []  # [DONE] and other strings
-        kind = payload.get("type")
-        channel = _TEXT.get(kind) if isinstance(kind, str) else None
+            return []  # [DONE] (OpenRouter appends it; not this dialect's end)
+        kind = field(payload, "type", str)
+        channel = _TEXT.get(kind)
         if channel is not None:
-            text = payload.get("delta")
-            if not isinstance(text, str) or not text:
+            text = field(payload, "delta", str)
+            if not text:
                 return []
             if channel is Channel.REASONING:
                 self._reasoned = True
@@ -99,9 +100,9 @@ class OpenAIResponses:
                 out.append(_citation(annotation))
         elif kind == "error" or event == "error":
             self._error(payload)
-        elif isinstance(kind, str) and kind.startswith("response."):
-            response = payload.get("response")
-            if isinstance(response, dict):
+        elif kind is not None and kind.startswith("response."):
+            response = field(payload, "response", dict)
+            if response is not None:
                 self._response(kind, response, out)
             else:
                 self._progress(kind, payload, out)
@@ -111,27 +112,27 @@ class OpenAIResponses:
 
     def _response(self, kind: str, response: dict, out: list[Record]) -> None:
         """response.created / in_progress / the three terminal events: model, usage, end."""
-        model = response.get("model")
-        if isinstance(model, str) and model != self._model:
+        model = field(response, "model", str, where="response.model")
+        if model is not None and model != self._model:
             self._model = model
             out.append(Meta("model", model))
         if kind not in _TERMINAL:
             return
         self.terminal = True
-        usage = response.get("usage")
-        if isinstance(usage, dict) and usage:
+        usage = field(response, "usage", dict, where="response.usage")
+        if usage:
             self.usage = usage
             out.append(Usage(usage))
-        status = response.get("status")
+        status = field(response, "status", str, where="response.status")
         if kind == "response.completed":
-            self.stop_reason = status if isinstance(status, str) else "completed"
+            self.stop_reason = status or "completed"
         elif kind == "response.incomplete":
-            details = response.get("incomplete_details")
-            reason = details.get("reason") if isinstance(details, dict) else None
+            details = field(response, "incomplete_details", dict, where="response.incomplete_details")
+            reason = field(details, "reason", str, where="incomplete_details.reason") if details else None
             self.stop_reason = reason or status or "incomplete"
         else:
-            error = response.get("error")
-            if isinstance(error, dict) and error:
+            error = field(response, "error", dict, where="response.error")
+            if error:
                 info = error_info(error)
                 self.stop_reason = str(error.get("code") or info["type"])
             elif self.stop_reason is None:
@@ -143,9 +144,11 @@ class OpenAIResponses:
                 self.error = info
 
     def _error(self, payload: dict) -> None:
-        nested = payload.get("error")
+        nested = field(payload, "error", (dict, str))
         if isinstance(nested, dict):
             error = nested
+        elif nested is not None:
+            error = {"message": nested}
         else:  # the flat form: {"type": "error", "code": ..., "message": ..., "param": ...}
             error = {k: payload[k] for k in ("code", "message", "param") if payload.get(k) is not None}
         info = error_info(error)
@@ -154,8 +157,8 @@ class OpenAIResponses:
         self.stop_reason = str(error.get("code") or info["type"])
 
     def _index(self, payload: dict, item_id) -> int:
-        index = payload.get("output_index")
-        if not isinstance(index, int):
+        index = field(payload, "output_index", int)
+        if index is None:
             index = self._calls.get(item_id) if isinstance(item_id, str) else None
         if index is None:  # no output_index: number the calls as they come
             index = self._next_call
@@ -165,43 +168,47 @@ class OpenAIResponses:
         return index
 
     def _item_added(self, payload: dict, out: list[Record]) -> None:
-        item = payload.get("item")
-        if not isinstance(item, dict) or item.get("type") not in _CALL_ITEMS:
+        item = field(payload, "item", dict)
+        kind = field(item, "type", str, where="item.type") if item else None
+        if kind not in _CALL_ITEMS:
             return
-        index = self._index(payload, item.get("id"))
-        arguments = item.get(_CALL_ITEMS[item["type"]])
-        arguments = arguments if isinstance(arguments, str) else ""
+        item_id = field(item, "id", str, where="item.id")
+        index = self._index(payload, item_id)
+        arguments = field(item, _CALL_ITEMS[kind], str, "", where=f"item.{_CALL_ITEMS[kind]}")
         if arguments:
             self._streamed.add(index)
-        out.append(ToolCall(index, item.get("call_id") or item.get("id"), item.get("name"), arguments))
+        out.append(ToolCall(index, field(item, "call_id", str, where="item.call_id") or item_id,
+                            field(item, "name", str, where="item.name"), arguments))
 
     def _arguments(self, payload: dict) -> list[Record]:
-        text = payload.get("delta")
-        if not isinstance(text, str) or not text:
+        text = field(payload, "delta", str)
+        if not text:
             return []
-        index = self._index(payload, payload.get("item_id"))
+        index = self._index(payload, field(payload, "item_id", str))
         self._streamed.add(index)
         return [ToolCall(index, arguments=text)]
 
     def _item_done(self, payload: dict, out: list[Record]) -> None:
-        item = payload.get("item")
-        if not isinstance(item, dict):
+        item = field(payload, "item", dict)
+        if item is None:
             return
-        kind = item.get("type")
+        kind = field(item, "type", str, where="item.type")
         if kind in _CALL_ITEMS:
             # Arguments that never streamed as deltas arrive whole here.
-            item_id = item.get("id")
-            known = isinstance(item_id, str) and item_id in self._calls
+            item_id = field(item, "id", str, where="item.id")
+            known = item_id is not None and item_id in self._calls
             index = self._index(payload, item_id)
-            arguments = item.get(_CALL_ITEMS[kind])
-            if index not in self._streamed and isinstance(arguments, str) and arguments:
+            arguments = field(item, _CALL_ITEMS[kind], str, where=f"item.{_CALL_ITEMS[kind]}")
+            call_id = field(item, "call_id", str, where="item.call_id") or item_id
+            name = field(item, "name", str, where="item.name")
+            if index not in self._streamed and arguments:
                 self._streamed.add(index)
                 if known:
                     out.append(ToolCall(index, arguments=arguments))
                 else:
-                    out.append(ToolCall(index, item.get("call_id") or item_id, item.get("name"), arguments))
+                    out.append(ToolCall(index, call_id, name, arguments))
             elif not known:
-                out.append(ToolCall(index, item.get("call_id") or item_id, item.get("name")))
+                out.append(ToolCall(index, call_id, name))
         elif kind in _BUILT_IN:
             status = item.get("status") if isinstance(item.get("status"), str) else "completed"
             out.append(ToolStatus(_int(payload.get("output_index")), item.get("id"), kind, status, item))

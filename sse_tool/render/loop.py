@@ -3,8 +3,7 @@
 ``pump(fd, reader, painter, clock)`` waits on the descriptor with ``select`` until input
 arrives or the painter's next deadline passes, whichever is first, so a pending paint (or
 the connecting spinner) fires on time even while no byte arrives. It returns the stream's
-``End`` record after the painter has finished with it, or None when not a byte arrived
-(no stream). The clock is injected: only the command's edge passes ``time.monotonic``.
+``End`` record after the painter has finished with it (the reader always ends with one). The clock is injected: only the command's edge passes ``time.monotonic``.
 """
 
 from __future__ import annotations
@@ -20,7 +19,9 @@ from ..pipeline import RecordReader
 READ_SIZE = 65536
 
 
-def pump(fd: int, reader: RecordReader, painter: Painter, clock: Callable[[], float]) -> End | None:
+def pump(fd: int, reader: RecordReader, painter: Painter, clock: Callable[[], float],
+         after: Callable[[], None] | None = None) -> End:
+    """Read until the stream's ``End``; ``after`` runs after each batch of records."""
     end: End | None = None
     while end is None:
         deadline = painter.deadline()
@@ -32,9 +33,13 @@ def pump(fd: int, reader: RecordReader, painter: Painter, clock: Callable[[], fl
                 break
             painter.arrived()
             end = _feed(reader.feed(chunk), painter)
+            if after is not None:
+                after()
         painter.tick()
     if end is None:
         end = _feed(reader.close(), painter)
+        if after is not None:
+            after()
     return end
 
 
