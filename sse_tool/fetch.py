@@ -255,6 +255,14 @@ class _Run:
                         Failure("timeout", timeout=which, partial=partial))
 
 
+def _both(first: Callable[[str, dict], None], second: Callable[[str, dict], None]):
+    """One httpcore trace hook calling two: the watchdog's, then the caller's."""
+    def trace(event: str, info: dict) -> None:
+        first(event, info)
+        second(event, info)
+    return trace
+
+
 def _attempt(client, request, headers, attempt, run, follow_redirects, trace=None):
     httpx = _httpx()
     connect, connect_which = run.bound(run.timeouts.connect, "connect")
@@ -264,14 +272,13 @@ def _attempt(client, request, headers, attempt, run, follow_redirects, trace=Non
         req = client.build_request(
             request.method, request.url, headers=list(headers), content=request.body,
             timeout=httpx.Timeout(connect=connect, read=first, write=write, pool=connect),
-            extensions={"trace": trace} if trace is not None else None,
         )
     except (httpx.InvalidURL, httpx.UnsupportedProtocol, ValueError, TypeError) as exc:
         raise UsageError(f"bad request: {exc}") from None
     if req.url.scheme not in ("http", "https"):
         raise UsageError(f"bad URL: {request.url!r} is not an http or https URL")
     yield Sending(req.method, str(req.url), _raw(req.headers), request.body, attempt)
-    req.extensions["trace"] = run.trace
+    req.extensions["trace"] = run.trace if trace is None else _both(run.trace, trace)
     dog = _Watchdog(run, run.clock())  # the head is under the first-byte and total deadlines
     try:
         try:

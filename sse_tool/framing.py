@@ -15,6 +15,7 @@ from codecs import getincrementaldecoder
 from .errors import BadInput
 from .eventstream import PRELUDE, EventStreamParser, could_be_prelude, looks_like_prelude
 from .jsonarray import JsonArrayParser
+from .marker import LINE_STARTS
 from .ndjson import NdjsonParser
 from .sse import DEFAULT_MAX_EVENT_SIZE, FrameEnd, SseComment, SseEvent, SseParser
 
@@ -69,6 +70,12 @@ def check_text(head: bytes, final: bool = False) -> bool:
             return True
         if end == len(head) and known.startswith(line):  # "da" may still become "data:"
             return final  # at the end: a stream cut in its first line
+    if whole:  # a first line that an earlier stage's marker cut short is a cut stream
+        after = head[end + (2 if head[end:end + 2] == b"\r\n" else 1):]
+        if after.startswith(LINE_STARTS):
+            return True
+        if not final and any(m.startswith(after) for m in LINE_STARTS):
+            return False  # the next line may be a marker: wait for it
     bad = line.find(b"\0")
     if bad < 0:
         try:

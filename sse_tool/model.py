@@ -379,9 +379,8 @@ class Transcript:
 
     def part(self, part: Part) -> None:
         """A new part starts: a blank line after the text so far (none before any text)."""
-        parts = self.pieces[part.channel]
-        if parts and self.text(part.channel):
-            parts.append("\n\n")
+        if self.text(part.channel):  # (which leaves the text as one piece, in a list)
+            self.pieces[part.channel][-1].append("\n\n")
 
     def text(self, channel: Channel) -> str:
         parts = self.pieces[channel]

@@ -145,8 +145,8 @@ class Normalizer:
         if cut is None and self._exit is not None:
             cut = self._exit[1]
         if self._adapter is None:
-            if not self._held:
-                return [End(Status.TRUNCATED, detail="no events arrived")]
+            if not self._held:  # (an earlier stage's cut says why: no stream arrived, say)
+                return [End(Status.TRUNCATED, detail=cut or "no events arrived")]
             error = next((e for _, p, _ in self._held if (e := _error_body(p))), None)
             if error is None:
                 event, _, offset = self._held[0]

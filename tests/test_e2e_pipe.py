@@ -213,8 +213,9 @@ CUTS = {
     "inside-an-event": (_cut_inside_an_event(), "length", [3, 3, 3, 3]),
     "between-events": (_cut_between_events(), "length", [3, 3, 3, 3]),
     "between-events-body-ended-cleanly": (_cut_between_events(), "chunked", [0, 0, 3, 3]),
-    # the connection closed before a body byte: a network failure, fetch's 7 (in-band to the end)
-    "before-the-first-byte": (0, "length", [7, 7, 7, 7]),
+    # the connection closed before a body byte: a network failure, fetch's 7; stdout stays
+    # empty (as curl's), so the later stages see that no stream arrived
+    "before-the-first-byte": (0, "length", [7, 3, 3, 3]),
 }
 
 
@@ -222,7 +223,7 @@ CUTS = {
 def test_a_cut_stream_gives_each_stage_its_code_and_pipefail_the_last_failure(server, name, tmp_path):
     cut, mode, codes = CUTS[name]
     run = four(f"{server}/rec/{THINKING}?cut={cut}&mode={mode}")
-    assert run.codes == codes and run.status == max(codes)
+    assert run.codes == codes and run.status == [c for c in codes if c][-1]  # pipefail: the last failure
     assert_diagnostics_are_lines(run)
     full = answer(THINKING)
     if cut:
@@ -235,7 +236,8 @@ def test_a_cut_stream_gives_each_stage_its_code_and_pipefail_the_last_failure(se
         assert (direct.out, direct.status) == (run.out, run.status)
     else:
         assert run.out == b""
-        assert all("fetch: connection closed before the first byte" in err for err in run.errs[1:])
+        assert "connection closed before the first byte" in run.errs[0]
+        assert all("no stream arrived" in err for err in run.errs[1:])
 
 
 @pytest.mark.parametrize("path", ["openai-chat/groq-error-event.sse",
@@ -248,15 +250,17 @@ def test_an_error_event_makes_normalize_and_render_exit_4(server, path):
     assert run.out == answer(path)
 
 
-def test_an_http_429_is_exit_6_at_every_stage_so_the_pipe_says_6_with_or_without_pipefail(server):
+def test_an_http_429_leaves_stdout_empty_so_the_later_stages_say_no_stream_arrived(server):
+    # As curl: nothing on stdout for an HTTP error. The pipe never says 0: with pipefail,
+    # 3 (the last failure); the message with the status is fetch's.
     run = four(f"{server}/status/429")
-    assert run.codes == [6, 6, 6, 6] and run.status == 6
+    assert run.codes == [6, 3, 3, 3] and run.status == 3
     assert run.out == b""
     assert_diagnostics_are_lines(run)
     assert "429" in run.errs[0]
-    assert all("fetch: HTTP 429" in err for err in run.errs[1:])
+    assert all("no stream arrived" in err for err in run.errs[1:])
     without = sh(f"fetch {server}/status/429", "frame", "normalize", "render", pipefail=False)
-    assert without.status == 6
+    assert without.status == 3
 
 
 # -- the same answer whichever way the input comes -----------------------------------------

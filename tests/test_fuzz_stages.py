@@ -35,7 +35,7 @@ def chunked(data: bytes, cuts: list[int]) -> list[bytes]:
 
 
 def frame_all(chunks: list[bytes]):
-    framer = AutoFramer(comments=True, max_event_size=4096)
+    framer = AutoFramer(comments=True, max_event_size=1 << 20)
     items = []
     for chunk in chunks:
         items += framer.feed(chunk)
@@ -44,7 +44,7 @@ def frame_all(chunks: list[bytes]):
 
 def read_all(chunks: list[bytes], provider: str = "auto") -> tuple[list, Exception | None]:
     """Records until the end or the first error, as a stage's loop sees them."""
-    reader = RecordReader(provider, max_event_size=4096)
+    reader = RecordReader(provider, max_event_size=1 << 20)
     out: list = []
     try:
         for chunk in chunks:
@@ -195,7 +195,9 @@ def test_input_that_begins_like_sse_is_read_as_the_spec_says_in_auto_mode(start,
 
 # -- the failure marker: whatever the framing, wherever the cut, whatever the chunking --------
 
-STREAMS_OF_EVERY_FRAMING = [p.read_bytes() for p in stream_files() if p.stat().st_size < 20000]
+# (a text marker has no place in a binary AWS event stream)
+STREAMS_OF_EVERY_FRAMING = [p.read_bytes() for p in stream_files()
+                            if p.stat().st_size < 20000 and p.suffix != ".eventstream"]
 
 
 def with_exit_marker(data: bytes, code: int) -> bytes:

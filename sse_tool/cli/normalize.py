@@ -197,7 +197,8 @@ def normalize(
                 message = "the model refused"
             elif message is None and stream_code is ExitCode.STOPPED_EARLY:
                 message = f"the model stopped early: {end.stop_reason}"
-            elif message is None and end.detail:  # complete, with something to say (a <think> never closed)
+            elif message is None and end.detail and end.status is Status.COMPLETE:
+                # complete, with something to say (a <think> never closed)
                 message = end.detail
             if message:
                 warn("normalize", f"{name}: {message}")

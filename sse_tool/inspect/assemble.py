@@ -17,7 +17,7 @@ _MARKERS = ("sse-tool reset", "sse-tool truncated")
 def assemble(ins, end_time: float | None, outcome: str | None, detail: str) -> StreamReport:
     reader = ins.reader
     texts = {"answer": ins.text(Channel.ANSWER), "reasoning": ins.text(Channel.REASONING)}
-    end = ins.end
+    end = ins.end if reader.received else None  # no byte: no stream was read at all
     if ins.error_body is not None:
         verdict, cause, why = _http_verdict(ins.http, bytes(ins.error_body), detail)
     else:

@@ -30,6 +30,7 @@ import binascii
 import orjson
 
 from ..model import Channel, Citation, Delta, Meta, Record, Redacted, Signature, ToolCall, Usage
+from ..typed import REQUIRED, field
 
 #: the ConverseStream event types (and the one InvokeModelWithResponseStream sends)
 _CONVERSE = frozenset({
@@ -94,8 +95,8 @@ class Bedrock:
         if not isinstance(index, int) or not isinstance(tool, dict):
             return []
         self._tools[index] = False
-        name = tool.get("name") if isinstance(tool.get("name"), str) else None
-        return [ToolCall(index, tool.get("toolUseId"), name, "")]
+        return [ToolCall(index, field(tool, "toolUseId", str, where="start.toolUse.toolUseId"),
+                         field(tool, "name", str, where="start.toolUse.name"), "")]
 
     def _delta(self, payload: dict) -> list[Record]:
         delta, index = payload.get("delta"), payload.get("contentBlockIndex")
@@ -121,7 +122,7 @@ class Bedrock:
         return []
 
     def _block_stop(self, payload: dict) -> list[Record]:
-        index = payload.get("contentBlockIndex")
+        index = field(payload, "contentBlockIndex", int)
         if self._tools.pop(index, True):
             return []
         # No input streamed (a call without arguments): its arguments are ``{}``, so the
@@ -157,11 +158,12 @@ class Bedrock:
     # -- InvokeModelWithResponseStream ------------------------------------------------
 
     def _chunk(self, payload: dict) -> list[Record]:
+        data = field(payload, "bytes", str, REQUIRED, "chunk.bytes")
         try:
-            inner = orjson.loads(binascii.a2b_base64(payload["bytes"]))
+            inner = orjson.loads(binascii.a2b_base64(data))
         except (binascii.Error, ValueError):
             # not base64 JSON: a chunk of a format this tool does not read
-            return [Meta("chunk", payload["bytes"])]
+            return [Meta("chunk", data)]
         if not isinstance(inner, dict):
             return []
         wrapped = [key for key in inner if key in _CONVERSE]

@@ -108,12 +108,12 @@ def _grounding_citations(grounding: dict) -> list[Citation]:
     chunks = grounding.get("groundingChunks")
     chunks = chunks if isinstance(chunks, list) else []
     out = []
-    for support in grounding.get("groundingSupports") or ():
+    for support in field(grounding, "groundingSupports", list, (), "groundingMetadata.groundingSupports"):
         if not isinstance(support, dict):
             continue
         segment = support.get("segment")
         text = _str(segment.get("text")) if isinstance(segment, dict) else None
-        for i in support.get("groundingChunkIndices") or ():
+        for i in field(support, "groundingChunkIndices", list, (), "groundingSupports[].groundingChunkIndices"):
             chunk = chunks[i] if isinstance(i, int) and 0 <= i < len(chunks) else None
             source = chunk.get("web") or chunk.get("retrievedContext") if isinstance(chunk, dict) else None
             source = source if isinstance(source, dict) else {}
