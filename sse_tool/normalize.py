@@ -146,7 +146,8 @@ class Normalizer:
             cut = self._exit[1]
         if self._adapter is None:
             if not self._held:  # (an earlier stage's cut says why: no stream arrived, say)
-                return [End(Status.TRUNCATED, detail=cut or "no events arrived")]
+                why = self._exit[1] if self._exit is not None else "no events arrived"
+                return [End(Status.TRUNCATED, detail=why)]
             error = next((e for _, p, _ in self._held if (e := _error_body(p))), None)
             if error is None:
                 event, _, offset = self._held[0]
