@@ -96,7 +96,7 @@ _KINDS = {f.name: f.type for f in fields(FaultPlan)}
 NO_BODY = frozenset({204, 205, 304})
 # What h11 accepts as a header value: visible ASCII, spaces inside only (no CR, LF or NUL).
 _HEADER_VALUE = re.compile(r"[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?")
-_PROVIDERS = ("openai", "openai-responses", "anthropic", "gemini")
+_PROVIDERS = ("openai", "openai-responses", "anthropic", "gemini", "ollama", "cohere")
 
 
 def parse_faults(pairs: Iterable[tuple[str, str]], base: FaultPlan = FaultPlan(), *,
@@ -358,18 +358,24 @@ def error_answer(plan: FaultPlan, provider: str | None = None) -> tuple[int, lis
     return status, [("Content-Type", "application/json"), *headers], error_body(shape_of, status, message)
 
 
-def error_body(provider: str, status: int, message: str) -> bytes:
-    """A JSON error body as the provider's API sends it."""
+def error_body(provider: str, status: int, message: str, *, kind: str | None = None,
+               code=None) -> bytes:
+    """A JSON error body as the provider's API sends it; ``kind`` keeps an error type
+    known already (else it follows from the status)."""
     if provider == "anthropic":
-        data = {"type": "error", "error": {"type": _ANTHROPIC_TYPES.get(
+        data = {"type": "error", "error": {"type": kind or _ANTHROPIC_TYPES.get(
             status, "api_error" if status >= 500 else "invalid_request_error"), "message": message}}
     elif provider == "gemini":
-        data = {"error": {"code": status, "message": message, "status": _GEMINI_STATUS.get(
+        data = {"error": {"code": status, "message": message, "status": kind or _GEMINI_STATUS.get(
             status, "INTERNAL" if status >= 500 else "FAILED_PRECONDITION")}}
+    elif provider == "ollama":
+        data = {"error": message}
+    elif provider == "cohere":
+        data = {"message": message}
     else:
-        data = {"error": {"message": message, "type": _OPENAI_TYPES.get(
+        data = {"error": {"message": message, "type": kind or _OPENAI_TYPES.get(
             status, "server_error" if status >= 500 else "invalid_request_error"),
-            "param": None, "code": None}}
+            "param": None, "code": code}}
     return json.dumps(data).encode()
 
 
