@@ -22,7 +22,9 @@ Faults (names take ``_`` or ``-``):
                         retry_after=S adds Retry-After, message=M sets the message,
                         body=TEXT sends TEXT as the body instead
   provider=P            the error body's shape: openai (default), anthropic, gemini
-  times=N               apply the faults to the first N requests for this URL only
+  times=N               apply the faults to the first N requests for this URL only (per
+                        test, with the ``X-Sse-Tool-Test`` header; see ``app``)
+  quirk=A,B             wire quirks that broke real clients (``quirks.QUIRKS``)
   speed=X, rate=R       as ``--speed`` and ``--rate`` (not faults, but per request too)
 """
 
@@ -60,6 +62,7 @@ class FaultPlan:
     body: str | None = None
     provider: str | None = None
     times: int | None = None
+    quirk: tuple[str, ...] = ()
     speed: float | None = None
     rate: str | None = None
 
@@ -76,7 +79,7 @@ class FaultPlan:
         parts = []
         for f in fields(self):
             value = getattr(self, f.name)
-            if value not in (None, False, 0.0) and f.name not in ("speed", "rate", "body"):
+            if value not in (None, False, 0.0, ()) and f.name not in ("speed", "rate", "body"):
                 parts.append(f"{f.name}={_plain(value)}")
         if self.body is not None:
             parts.append("body=...")
@@ -84,6 +87,8 @@ class FaultPlan:
 
 
 def _plain(value) -> str:
+    if isinstance(value, tuple):
+        return ",".join(value)
     if value is True:
         return "1"
     if isinstance(value, float):
@@ -156,6 +161,10 @@ def _value(name: str, value: str):
         except RateError as exc:
             raise ValueError(str(exc)) from None
         return value
+    if name == "quirk":
+        from .quirks import parse_quirks
+
+        return parse_quirks(value)
     if name == "provider":
         if value not in _PROVIDERS:
             raise ValueError(f"one of {', '.join(_PROVIDERS)}")
