@@ -16,6 +16,7 @@ mode, where a miss goes to the upstream) stops after step 1. Nothing here does I
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import orjson
@@ -46,11 +47,19 @@ def normalised(body: dict) -> dict:
     return {k: v for k, v in body.items() if k not in TRANSPORT_FIELDS}
 
 
+# What a provider appends to an alias to name a snapshot: a date (2024-08-06, 20251001),
+# a version number (001), or "latest".
+_SNAPSHOT = re.compile(r"\d{4}-\d{2}-\d{2}|\d{8}|\d{3}|latest")
+
+
 def same_model(asked: str, stream) -> bool:
+    """Whether the stream is of the model asked for: the same name, or a snapshot of it
+    (``gpt-4o`` is answered by ``gpt-4o-2024-08-06``, not by ``gpt-4o-mini``)."""
     asked = asked.removeprefix("models/")
     for model in stream.models:
         model = model.removeprefix("models/")
-        if model == asked or model.startswith(asked + "-"):
+        if model == asked or (model.startswith(asked + "-")
+                              and _SNAPSHOT.fullmatch(model[len(asked) + 1:])):
             return True
     return False
 

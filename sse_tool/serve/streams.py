@@ -14,6 +14,7 @@ servers.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -38,6 +39,7 @@ STREAM_HEADERS = [("Cache-Control", "no-cache"), ("X-Accel-Buffering", "no")]
 # by the server, which also sets its own date and connection handling.
 _DROPPED = frozenset({"content-encoding", "content-length", "transfer-encoding", "connection",
                       "keep-alive", "date", "server"})
+_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 #: a recording's outcome -> how its replay ends
 _ENDINGS = {"complete": "finish", "http-error": "finish", "timeout": "stall"}
 
@@ -158,8 +160,9 @@ class Stream:
         if self.recording is None:
             return 200, [("Content-Type", CONTENT_TYPES[self.kind]), *STREAM_HEADERS]
         response = self.recording.response
+        # A name that held a secret holds the mask now, which is no header name.
         headers = [(n, v) for n, v in response.headers
-                   if n.lower() not in _DROPPED and v != MASK]
+                   if n.lower() not in _DROPPED and v != MASK and _TOKEN.fullmatch(n)]
         names = {n.lower() for n, _ in headers}
         headers += [(n, v) for n, v in STREAM_HEADERS if n.lower() not in names]
         return response.status, headers
