@@ -175,7 +175,7 @@ def serve(
                                     rate or DEFAULT_RATE, limit, what)
         else:
             files = list(paths or []) + ([record_dir] if record_dir else [])
-            if not files:
+            if not files and not route:
                 raise ServeUsage("give recordings or stream files to serve, or --upstream URL")
             if allow_path:
                 raise ServeUsage("--allow-path limits what the relay forwards: give it with --upstream")
