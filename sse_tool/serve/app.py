@@ -296,8 +296,7 @@ class StreamApp:
         if self._providers:
             lines += ["", "Provider endpoints (--as), after any base path; a base path that "
                           "names a stream or folder chooses it:"]
-            lines += [f"  POST {e.pattern.pattern.split(')', 1)[1]}" for name in self._providers
-                      for e in ENDPOINTS[name]]
+            lines += [f"  POST {e.shown}" for name in self._providers for e in ENDPOINTS[name]]
         lines += ["", "Faults, per request as query parameters, the X-Sse-Tool-Fault header "
                       "(or --fault for all):",
                   "  ?cut_after_bytes=N  ?cut_after_events=N  ?stall=1  ?chunk=N",

@@ -24,6 +24,8 @@ _VERTEX = r"(?:/projects/[^/]+/locations/[^/]+/publishers/google)?"
 @dataclass(frozen=True)
 class Endpoint:
     name: str
+    #: the path as people write it (``[/v1]/messages``)
+    shown: str
     pattern: re.Pattern
     #: normalize's provider names of the recordings that answer it
     dialect: str
@@ -33,24 +35,25 @@ class Endpoint:
     streams_by_default: bool = False
 
 
-def _endpoint(name: str, pattern: str, dialect: str, shape: str, **kw) -> Endpoint:
-    return Endpoint(name, re.compile(rf"(?P<prefix>.*?){pattern}"), dialect, shape, **kw)
+def _endpoint(name: str, shown: str, pattern: str, dialect: str, shape: str, **kw) -> Endpoint:
+    return Endpoint(name, shown, re.compile(rf"(?P<prefix>.*?){pattern}"), dialect, shape, **kw)
 
 
 #: ``--as`` name -> the endpoints its SDK calls
 ENDPOINTS: dict[str, tuple[Endpoint, ...]] = {
     "openai": (
-        _endpoint("chat completions", r"(?:/v1)?/chat/completions", "openai", "openai"),
-        _endpoint("responses", r"(?:/v1)?/responses", "openai-responses", "openai"),
+        _endpoint("chat completions", "[/v1]/chat/completions", r"(?:/v1)?/chat/completions",
+                  "openai", "openai"),
+        _endpoint("responses", "[/v1]/responses", r"(?:/v1)?/responses", "openai-responses", "openai"),
     ),
-    "anthropic": (_endpoint("messages", r"(?:/v1)?/messages", "anthropic", "anthropic"),),
+    "anthropic": (_endpoint("messages", "[/v1]/messages", r"(?:/v1)?/messages", "anthropic", "anthropic"),),
     "gemini": (_endpoint(
-        "generateContent",
+        "generateContent", "[/v1beta]/models/MODEL:streamGenerateContent (or :generateContent)",
         rf"(?:/v1beta|/v1alpha|/v1)?{_VERTEX}/models/(?P<model>[^/:]+)"
         r":(?P<verb>streamGenerateContent|generateContent)", "gemini", "gemini"),),
-    "ollama": (_endpoint("chat", r"/api/(?P<verb>chat|generate)", "ollama", "ollama",
-                         streams_by_default=True),),
-    "cohere": (_endpoint("chat", r"(?:/v2)?/chat", "cohere", "cohere"),),
+    "ollama": (_endpoint("chat", "/api/chat (or /api/generate)", r"/api/(?P<verb>chat|generate)",
+                         "ollama", "ollama", streams_by_default=True),),
+    "cohere": (_endpoint("chat", "[/v2]/chat", r"(?:/v2)?/chat", "cohere", "cohere"),),
 }
 #: the framing each dialect streams in (Gemini's depends on ``alt=sse``)
 FRAMING = {"ollama": "ndjson"}
