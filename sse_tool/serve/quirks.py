@@ -42,39 +42,43 @@ _ALL = ("sse", "ndjson", "json-array")
 #: the catalogue, in the order quirks are applied; docs/ and the README's table follow it
 QUIRKS = {q.name: q for q in (
     Quirk("comments", "`: OPENROUTER PROCESSING` comment blocks before the first event and after each",
-          "OpenRouter; openai-go read them as empty events (openai/openai-go#621)"),
+          "OpenRouter; Go clients: \"unexpected end of JSON input\" (docker/docker-agent#2349, "
+          "openai/openai-go#227)"),
     Quirk("ping-after-id", "a block `id:` + `: ping` (no data) after the first event",
-          "an LLM gateway relaying Claude; openai-python failed on the data-less event "
-          "(theopenco/llmgateway#2334)"),
+          "an LLM gateway's keep-alive after `id:` lines; openai-python dispatched an empty event: "
+          "JSONDecodeError (theopenco/llmgateway#2334)"),
     Quirk("id-only", "a block with only `id:` after the first event",
-          "gateways; openai-python: JSONDecodeError on the empty event (openai/openai-python#2722)"),
+          "gateways; openai-python: JSONDecodeError on the empty event (openai/openai-python#2722, #3833)"),
     Quirk("retry-only", "a block with only `retry: 3000` after the first event",
           "gateways; the same empty-event failure (openai/openai-python#2722)"),
     Quirk("event-keepalive", "a bare `event: keepalive` block (no data) after the first event",
           "proxies; clients that dispatch on `event:` without data"),
     Quirk("data-keepalive", "`data: : keepalive` after the first event (data that is not JSON)",
-          "reported from Vertex AI; clients that parse every `data` as JSON (anomalyco/opencode#50871)"),
+          "Vertex AI partner models; clients that parse every `data` as JSON "
+          "(anomalyco/opencode#50871)"),
     Quirk("empty-choices", "an OpenAI chunk with `choices: []` after the first event",
-          "OpenAI, Azure (the usage chunk); code reading `choices[0]` (microsoft/foundry-local#905)"),
+          "OpenAI-compatible servers (the usage chunk); code reading `choices[0]`: IndexError "
+          "(microsoft/foundry-local#905)"),
     Quirk("error-after-200", "after the first event, the provider's error event ends the stream",
-          "Anthropic (`overloaded_error`) and compatible servers; retry logic keyed on the HTTP "
-          "status (anthropics/anthropic-sdk-python#1918)", _ALL),
+          "Anthropic (`overloaded_error` in a 200 stream); SDK retries act on the HTTP status "
+          "only (anthropics/anthropic-sdk-python#688, vercel/ai#2453)", _ALL),
     Quirk("long-line", "the first JSON line padded with spaces past 64 KiB",
-          "large events; Go clients on bufio.Scanner's limit: \"token too long\" "
+          "large Responses events; Go clients on bufio.Scanner's 64 KiB limit: \"token too long\" "
           "(openai/openai-go#368)", _ALL),
     Quirk("huge-line", "the first JSON line padded with spaces past 1 MiB",
-          "images, long tool arguments; clients with a 1 MiB line cap (SamSaffron/term-llm#298)", _ALL),
+          "large tool results; clients with a 1 MiB line cap drop the stream (achetronic/magec#45)", _ALL),
     Quirk("no-space", "`data:`, `event:` and `id:` without the space after the colon",
           "Spring and other servers; clients matching `data: ` exactly (openai/openai-python#498)"),
     Quirk("cr", "every line ends with a lone CR",
-          "old Mac-style servers; parsers that split on LF only"),
+          "allowed by the spec, rarely sent; parsers that split lines on LF only"),
     Quirk("split-crlf", "CRLF line ends, each write ending between the CR and the LF",
           "any server, by chance; eventsource-parser saw two events (rexxars/eventsource-parser#17)"),
     Quirk("split-utf8", "each multi-byte UTF-8 character split across two writes",
-          "any server, by chance; U+FFFD in the text (vllm-project/vllm#38732)", _ALL),
+          "any server, by chance; UnicodeDecodeError or U+FFFD (vllm-project/vllm#38732)", _ALL),
     Quirk("one-byte", "every byte its own write", "clients that assume whole lines per read", _ALL),
     Quirk("hold-open", "the body stays open after the last event, until the client leaves",
-          "servers and proxies; clients that wait for EOF hang (earendil-works/pi#7959)", _ALL),
+          "upstreams that keep the connection after the end; a gateway hung after finish_reason "
+          "(maximhq/bifrost#6784)", _ALL),
 )}
 _LONG = {"long-line": 64 * 1024 + 1, "huge-line": 1024 * 1024 + 1}
 _INSERTED = {
