@@ -53,7 +53,7 @@ Faults (query parameters per request, or --fault NAME=VALUE for every request):
   first_byte_delay=D wait before the first body byte (headers go at once)
   keepalive=D        ': keep-alive' comment lines in every silence of D or more
   status=N           an error answer (retry_after=S, message=M, body=TEXT,
-                     provider=openai|anthropic|gemini for the JSON shape)
+                     provider=openai|anthropic|gemini|ollama|cohere for the JSON shape)
   quirk=A,B          wire quirks that broke real clients: comments, ping-after-id,
                      id-only, retry-only, event-keepalive, data-keepalive, empty-choices,
                      error-after-200, long-line, huge-line, no-space, cr, split-crlf,

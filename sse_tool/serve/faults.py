@@ -21,7 +21,8 @@ Faults (names take ``_`` or ``-``):
   status=N              answer status N with an error body instead of the stream;
                         retry_after=S adds Retry-After, message=M sets the message,
                         body=TEXT sends TEXT as the body instead
-  provider=P            the error body's shape: openai (default), anthropic, gemini
+  provider=P            the error body's shape: openai (default), anthropic, gemini,
+                        ollama, cohere
   times=N               apply the faults to the first N requests for this URL only (per
                         test, with the ``X-Sse-Tool-Test`` header; see ``app``)
   quirk=A,B             wire quirks that broke real clients (``quirks.QUIRKS``)
