@@ -67,7 +67,8 @@ def post(serve: ServeProcess, body: dict) -> tuple[int, bytes, list[float]]:
     times, data = [], b""
     with httpx.Client(timeout=20, trust_env=False) as client:
         start = time.monotonic()
-        with client.stream("POST", serve.url("/v1/messages"), json=body) as r:
+        with client.stream("POST", serve.url("/v1/messages"), json=body,
+                           headers={"X-Sse-Tool-Test": "t", "X-Sse-Tool-Fault": "chunk=1"}) as r:
             for piece in r.iter_raw():
                 times.append(time.monotonic() - start)
                 data += piece
@@ -109,6 +110,8 @@ def test_record_mode_relays_masked_and_writes_one_recording_per_request(recorded
     files = sorted(p.name for p in folder.iterdir())
     assert len(files) == 3 and all(re.fullmatch(r"v1-messages-[0-9a-f]{12}\.rec", f) for f in files)
     assert len(upstream.seen) == 3 and upstream.seen[0].header("x-api-key") == KEY
+    # The local server's own headers never go upstream.
+    assert upstream.seen[0].header("x-sse-tool-test") is None and upstream.seen[0].header("x-sse-tool-fault") is None
     status, body, _ = got["ask"]
     assert status == 200 and b"Hello" not in body and b'"text":"lo \xc3\xb1"' in body
     no_key_in(body)  # the client never sees the key either

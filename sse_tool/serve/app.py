@@ -46,6 +46,7 @@ from .match import Miss, choose, parse_body
 from .quirks import QuirkError, apply_quirks
 from .routes import ENDPOINTS, Ask, ask_of, find_endpoint
 from .streams import Catalogue, Stream
+from .summary import summarize
 from ..replay import Step
 
 #: what uvicorn logs when an app returns mid-body; here that is always a deliberate cut
@@ -311,7 +312,7 @@ class StreamApp:
 def _assembled(stream: Stream, steps: list[Step], speed: float):
     """Head, steps and ending of the non-streaming answer: the provider's JSON when the
     whole stream has arrived (its recorded end, or its last write), or a cut."""
-    answer = assemble(stream.summary)
+    answer = assemble(summarize(stream.body))
     rec = stream.recording
     total = sum(s.delay for s in steps)
     if rec is not None and rec.end is not None and speed:

@@ -71,6 +71,8 @@ class Take:
         self._writer: RecordingWriter | None = None
         self._status = 0
         self.path: Path | None = None
+        #: why this exchange is not being recorded ("" while it is)
+        self.failed = ""
 
     def request_chunk(self, data: bytes) -> None:
         self._body += data
@@ -81,7 +83,11 @@ class Take:
         body = bytes(self._body)
         self.path = folder / recording_name(self._method, self._url, body)
         self._partial = folder / f".{self.path.name}.{os.getpid()}.{id(self)}.partial"
-        self._file = open(self._partial, "w", encoding="utf-8", newline="\n")
+        try:
+            self._file = open(self._partial, "w", encoding="utf-8", newline="\n")
+        except OSError as exc:  # the relay goes on; the log says why nothing was kept
+            self.failed = f"not recorded: {self._partial.parent}: {exc.strerror}"
+            return
         self._writer = RecordingWriter(self._file, self._recorder._redactor)
         self._writer.start(self._when)
         self._writer.request(self._method, self._url, self._headers, body or None)

@@ -246,6 +246,8 @@ class Relay:
             if take is not None:
                 take.response(response.http_version, response.status_code,
                               response.reason_phrase, response.headers.multi_items())
+                if take.failed:
+                    notes.append(take.failed)
             if self._key or take is not None:
                 await self._scrubbed(response, send, notes, take)
             else:

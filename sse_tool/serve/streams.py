@@ -64,7 +64,8 @@ class Stream:
 
     @cached_property
     def summary(self) -> Summary:
-        return summarize(self.body)
+        """What it holds, without the payloads (``summarize`` again for those)."""
+        return summarize(self.body, payloads=False)
 
     @property
     def framing(self) -> str:

@@ -52,8 +52,10 @@ class Summary:
         return model if isinstance(model, str) else None
 
 
-def summarize(body: bytes) -> Summary:
-    """The summary of a whole stream body; ``dialect`` None when it is no provider's."""
+def summarize(body: bytes, *, payloads: bool = True) -> Summary:
+    """The summary of a whole stream body; ``dialect`` None when it is no provider's.
+    ``payloads=False`` keeps no payloads (a server classifying many streams holds only
+    what matching needs; an assembler reads the stream again)."""
     out = Summary()
     framer = AutoFramer()
     normalizer = Normalizer()
@@ -71,7 +73,8 @@ def summarize(body: bytes) -> Summary:
                     out.payloads.clear()
                 records += got
                 continue
-            out.payloads.append((item.event, parse_payload(item)))
+            if payloads:
+                out.payloads.append((item.event, parse_payload(item)))
             records += normalizer.feed(item)
         records += normalizer.close(frame_end)
     except BadInput:
