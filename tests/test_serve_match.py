@@ -18,7 +18,7 @@ from sse_tool.serve.routes import ENDPOINTS, RouteError, ask_of, find_endpoint, 
 from sse_tool.serve.streams import Stream, load_streams
 from sse_tool.serve.summary import summarize
 
-from .support import SAMPLES, read_records, stream_files
+from .support import FIXTURES, SAMPLES, cut_positions, read_records, stream_files
 from .test_replay import make_recording
 
 STREAMS = [p for p in stream_files() if summarize(p.read_bytes()).dialect is not None]
@@ -346,3 +346,42 @@ def test_a_recordings_timing_survives_its_quirks():
             continue
         got, _ = apply_quirks(steps, (quirk,), "openai", "sse")
         assert sum(s.delay for s in got) == pytest.approx(0.6), quirk
+
+
+# -- every cut ------------------------------------------------------------------------------
+
+CUT_STREAMS = [FIXTURES / "anthropic" / "text-short.sse", FIXTURES / "openai-chat" / "openai-tool-call-usage.sse",
+               FIXTURES / "gemini" / "text-basic.sse", SAMPLES / "ollama-chat-tool-call.ndjson",
+               SAMPLES / "cohere-tool-call.sse", FIXTURES / "openai-responses" / "responses-text.sse"]
+
+
+@pytest.mark.parametrize("path", CUT_STREAMS, ids=ids)
+def test_a_recording_cut_anywhere_assembles_to_its_answer_or_to_a_cut(path):
+    data = path.read_bytes()
+    for cut in cut_positions(data)[::3]:
+        piece = data[:cut]
+        summary = summarize(piece)
+        if not can_assemble(summary.dialect):
+            continue  # too short to tell whose it is: served as it is
+        answer = assemble(summary)
+        end = read_records([piece])[-1]
+        if answer is None:
+            assert end.status is Status.TRUNCATED
+        elif answer.status == 200:
+            assert end.status is Status.COMPLETE
+            assert assembled_text(summary.dialect, json.loads(answer.body))[0] == answer_of(read_records([piece]))[0]
+
+
+@pytest.mark.parametrize("path", CUT_STREAMS[:3], ids=ids)
+def test_quirks_give_the_same_bytes_however_the_recording_was_chunked(path):
+    data = path.read_bytes()
+    summary = summarize(data)
+    for quirk in QUIRKS:
+        if quirk == "empty-choices" and summary.dialect != "openai" or summary.framing not in QUIRKS[quirk].framings:
+            continue
+        whole = b"".join(s.data for s in apply_quirks([Step(0, data)], (quirk,), summary.dialect, summary.framing)[0])
+        for cut in range(1, len(data), 37):
+            steps = [Step(0.1, data[:cut]), Step(0.2, data[cut:])]
+            got, _ = apply_quirks(steps, (quirk,), summary.dialect, summary.framing)
+            assert b"".join(s.data for s in got) == whole, (quirk, cut)
+            assert sum(s.delay for s in got) == pytest.approx(0.3) or quirk == "error-after-200"
