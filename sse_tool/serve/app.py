@@ -179,13 +179,16 @@ class StreamApp:
         hit = find_endpoint(self._providers, method, path)
         recorded = catalogue.at_recorded(path) if not hit else []
         if routed is not None:
-            candidates, prefix = [routed], None
+            candidates = [routed]
         elif path in catalogue.paths:
-            candidates, prefix = catalogue.paths[path], None
+            candidates = catalogue.paths[path]
         elif hit is not None or recorded:
-            candidates, prefix = None, None
+            candidates = None  # chosen by the request, below
         else:
             return None
+        # A path or route names its stream; in hybrid mode only a request that some
+        # recording answers exactly is replayed from among many.
+        exact_only = self._fallback is not None and candidates is None
         # What the request asks: from its endpoint, whichever provider's path it is.
         endpoint_hit = hit or find_endpoint(tuple(ENDPOINTS), method, path)
         body = parse_body(data) if data.strip() else {}
@@ -203,9 +206,9 @@ class StreamApp:
             if why:
                 return Found(miss=why, shape=shape, stream_wanted=stream_wanted)
         chosen = choose(candidates, body, ask.model if ask else body.get("model"),
-                        ask.framing if ask else None, exact_only=self._fallback is not None)
+                        ask.framing if ask else None, exact_only=exact_only)
         if isinstance(chosen, Miss):
-            if self._fallback is not None:
+            if exact_only:
                 return None
             asked = f" (model {ask.model})" if ask and ask.model else ""
             return Found(miss=f"sse-tool serve: no recording answers {method} {path}{asked}: "
