@@ -12,6 +12,7 @@ from sse_tool.model import Channel, Delta, Status, ToolCall
 from sse_tool.recording import parse_recording
 from sse_tool.replay import Step, event_ends
 from sse_tool.serve.assemble import assemble, can_assemble
+from sse_tool.serve.faults import FaultPlan, Write, shape
 from sse_tool.serve.match import Miss, choose, parse_body
 from sse_tool.serve.quirks import QUIRKS, QuirkError, apply_quirks
 from sse_tool.serve.routes import ENDPOINTS, RouteError, ask_of, find_endpoint, parse_route
@@ -277,6 +278,11 @@ def steps_of(data: bytes) -> list[Step]:
     return out
 
 
+def applied(steps, names, dialect, framing) -> tuple[list[Step], str | None]:
+    quirked = apply_quirks(steps, names, dialect, framing)
+    return list(quirked.steps), quirked.ending
+
+
 def keeps_meaning(quirk: str) -> bool:
     return quirk not in ("error-after-200", "data-keepalive")
 
@@ -288,9 +294,9 @@ def test_every_quirk_that_keeps_the_meaning_keeps_normalizes_answer(path, quirk)
     summary = summarize(data)
     if quirk == "empty-choices" and summary.dialect != "openai":
         with pytest.raises(QuirkError):
-            apply_quirks(steps_of(data), (quirk,), summary.dialect, "sse")
+            applied(steps_of(data), (quirk,), summary.dialect, "sse")
         return
-    steps, ending = apply_quirks(steps_of(data), (quirk,), summary.dialect, "sse")
+    steps, ending = applied(steps_of(data), (quirk,), summary.dialect, "sse")
     assert read_records([s.data for s in steps]) == read_records([data])
     assert ending == ("stall" if quirk == "hold-open" else None)
 
@@ -299,23 +305,25 @@ def test_every_quirk_that_keeps_the_meaning_keeps_normalizes_answer(path, quirk)
 def test_error_after_200_ends_the_stream_with_the_providers_error(path):
     data = path.read_bytes()
     summary = summarize(data)
-    steps, _ = apply_quirks(steps_of(data), ("error-after-200",), summary.dialect, "sse")
+    steps, _ = applied(steps_of(data), ("error-after-200",), summary.dialect, "sse")
     end = read_records([s.data for s in steps])[-1]
     assert end.status is Status.ERROR and "Overloaded" in end.error["message"]
 
 
 def test_chunk_quirks_cut_where_they_say():
     data = "data: {\"t\": \"ñ€😀\"}\n\n".encode()
-    steps, _ = apply_quirks([Step(0.5, data)], ("split-utf8",), None, "sse")
+    steps, _ = applied([Step(0.5, data)], ("split-utf8",), None, "sse")
     assert b"".join(s.data for s in steps) == data
     assert [s.delay for s in steps] == [0.5, 0.0, 0.0, 0.0]
     for s in steps[:-1]:
         with pytest.raises(UnicodeDecodeError):
             s.data.decode()
-    crlf, _ = apply_quirks([Step(0, b"data: 1\n\ndata: 2\n\n")], ("split-crlf",), None, "sse")
+    crlf, _ = applied([Step(0, b"data: 1\n\ndata: 2\n\n")], ("split-crlf",), None, "sse")
     assert [s.data for s in crlf] == [b"data: 1\r", b"\n\r", b"\ndata: 2\r", b"\n\r", b"\n"]
-    one, _ = apply_quirks([Step(0, b"data: 1\n\n")], ("one-byte",), None, "sse")
-    assert [len(s.data) for s in one] == [1] * 9
+    one = apply_quirks([Step(0, b"data: 1\n\n")], ("one-byte",), None, "sse")
+    assert one.chunk == 1  # left to the chunk fault, which re-chunks as it writes
+    writes = [a for a in shape(one.steps, FaultPlan(chunk=one.chunk)) if isinstance(a, Write)]
+    assert [w.data for w in writes] == [bytes([b]) for b in b"data: 1\n\n"]
 
 
 def test_inserted_blocks_land_after_the_first_event_and_lines_grow_past_the_limits():
@@ -323,19 +331,19 @@ def test_inserted_blocks_land_after_the_first_event_and_lines_grow_past_the_limi
     for quirk, block in (("ping-after-id", b"id: sse-tool-1\n: ping\n\n"), ("id-only", b"id: sse-tool-1\n\n"),
                          ("retry-only", b"retry: 3000\n\n"), ("event-keepalive", b"event: keepalive\n\n"),
                          ("data-keepalive", b"data: : keepalive\n\n")):
-        steps, _ = apply_quirks([Step(0, data)], (quirk,), "openai", "sse")
+        steps, _ = applied([Step(0, data)], (quirk,), "openai", "sse")
         assert b"".join(s.data for s in steps) == data[:16] + block + data[16:]
     for quirk, limit in (("long-line", 64 * 1024), ("huge-line", 1024 * 1024)):
-        steps, _ = apply_quirks([Step(0, data)], (quirk,), "openai", "sse")
+        steps, _ = applied([Step(0, data)], (quirk,), "openai", "sse")
         assert len(b"".join(s.data for s in steps).split(b"\n")[0]) > limit
-    cr, _ = apply_quirks([Step(0, data)], ("cr",), "openai", "sse")
+    cr, _ = applied([Step(0, data)], ("cr",), "openai", "sse")
     assert b"\n" not in b"".join(s.data for s in cr)
 
 
 def test_a_quirk_for_sse_is_refused_for_other_framings():
     with pytest.raises(QuirkError, match="applies to sse streams; this one is ndjson"):
-        apply_quirks([Step(0, b'{"done": true}\n')], ("comments",), "ollama", "ndjson")
-    steps, _ = apply_quirks([Step(0, b'{"a": 1}\n{"done": true}\n')], ("error-after-200",), "ollama", "ndjson")
+        applied([Step(0, b'{"done": true}\n')], ("comments",), "ollama", "ndjson")
+    steps, _ = applied([Step(0, b'{"a": 1}\n{"done": true}\n')], ("error-after-200",), "ollama", "ndjson")
     assert b"".join(s.data for s in steps) == b'{"a": 1}\n{"error": "Overloaded (a quirk injected by sse-tool serve)"}\n'
 
 
@@ -344,7 +352,7 @@ def test_a_recordings_timing_survives_its_quirks():
     for quirk in QUIRKS:
         if quirk in ("empty-choices", "error-after-200", "one-byte", "split-crlf", "split-utf8"):
             continue
-        got, _ = apply_quirks(steps, (quirk,), "openai", "sse")
+        got, _ = applied(steps, (quirk,), "openai", "sse")
         assert sum(s.delay for s in got) == pytest.approx(0.6), quirk
 
 
@@ -379,9 +387,9 @@ def test_quirks_give_the_same_bytes_however_the_recording_was_chunked(path):
     for quirk in QUIRKS:
         if quirk == "empty-choices" and summary.dialect != "openai" or summary.framing not in QUIRKS[quirk].framings:
             continue
-        whole = b"".join(s.data for s in apply_quirks([Step(0, data)], (quirk,), summary.dialect, summary.framing)[0])
+        whole = b"".join(s.data for s in applied([Step(0, data)], (quirk,), summary.dialect, summary.framing)[0])
         for cut in range(1, len(data), 37):
             steps = [Step(0.1, data[:cut]), Step(0.2, data[cut:])]
-            got, _ = apply_quirks(steps, (quirk,), summary.dialect, summary.framing)
+            got, _ = applied(steps, (quirk,), summary.dialect, summary.framing)
             assert b"".join(s.data for s in got) == whole, (quirk, cut)
             assert sum(s.delay for s in got) == pytest.approx(0.3) or quirk == "error-after-200"

@@ -34,7 +34,7 @@ import asyncio
 import json
 import logging
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from urllib.parse import parse_qsl
 
 from .asgi import (MAX_REQUEST_SIZE, ClientGone, Departure, RequestBody, TooLarge, encode_headers,
@@ -245,12 +245,14 @@ class StreamApp:
             comments = False
         elif plan.quirk:
             try:
-                steps, imposed = apply_quirks(steps, plan.quirk, stream.dialect, stream.framing)
+                quirked = apply_quirks(steps, plan.quirk, stream.dialect, stream.framing)
             except QuirkError as exc:
                 await respond(send, 400, [("Content-Type", "application/json")],
                               error_body(found.shape or "openai", 400, str(exc)))
                 return
-            ending = imposed or ending
+            steps, ending = quirked.steps, quirked.ending or ending
+            if quirked.chunk and not plan.chunk:
+                plan = replace(plan, chunk=quirked.chunk)
         await send({"type": "http.response.start", "status": status,
                     "headers": encode_headers(headers)})
         for action in shape(steps, plan, ending, comments=comments):

@@ -10,14 +10,18 @@ client reads the same answer, a fragile one breaks as the reported ones did.
 
 Quirks that change bytes are edits on the whole body (insert, replace); the steps keep
 their delays, each ending where its last original byte went. Quirks that re-chunk add
-cut points, whose pieces go out at once (delay 0). Nothing here does I/O.
+cut points, whose pieces go out at once (delay 0), made as they are written;
+``one-byte`` is left to the ``chunk`` fault's own re-chunking. Cost is linear in the
+body. Nothing here does I/O.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from ..errors import ExitCode, SseToolError
 from ..replay import Step, event_ends
@@ -101,9 +105,18 @@ def parse_quirks(value: str) -> tuple[str, ...]:
     return names
 
 
+class Quirked(NamedTuple):
+    #: the schedule with the quirks in it (an iterator when it is cut finely)
+    steps: Iterable[Step]
+    #: the ending a quirk imposes (``stall`` for ``hold-open``), None to keep the stream's
+    ending: str | None
+    #: writes of at most this many bytes (``one-byte``: 1), left to ``faults.shape``
+    chunk: int | None
+
+
 def apply_quirks(steps: list[Step], names: tuple[str, ...], dialect: str | None,
-                 framing: str) -> tuple[list[Step], str | None]:
-    """The steps with the quirks in them, and the ending they impose (None: unchanged)."""
+                 framing: str) -> Quirked:
+    """The steps with the quirks in them, the ending and the write size they impose."""
     for name in names:
         if framing not in QUIRKS[name].framings:
             raise QuirkError(f"quirk {name} applies to {' and '.join(QUIRKS[name].framings)} "
@@ -117,9 +130,8 @@ def apply_quirks(steps: list[Step], names: tuple[str, ...], dialect: str | None,
         if edits:
             steps = _rewrite(steps, edits)
     cuts = _cuts(ordered, b"".join(s.data for s in steps))
-    if cuts:
-        steps = _split(steps, cuts)
-    return steps, ("stall" if "hold-open" in names else None)
+    return Quirked(_split(steps, cuts) if cuts else steps, "stall" if "hold-open" in names else None,
+                   1 if "one-byte" in names else None)
 
 
 # -- edits: (start, end, replacement) on the whole body ------------------------------------
@@ -150,6 +162,8 @@ def _edits(name: str, body: bytes, dialect: str | None, framing: str) -> list[tu
 
 
 def _rewrite(steps: list[Step], edits: list[tuple[int, int, bytes]]) -> list[Step]:
+    """The steps of the edited body: each ends where its last original byte went (an edit
+    that spans a step's end goes whole to that step). One pass over steps and edits."""
     body = b"".join(s.data for s in steps)
     pieces, pos = [], 0
     for start, end, text in edits:
@@ -158,12 +172,21 @@ def _rewrite(steps: list[Step], edits: list[tuple[int, int, bytes]]) -> list[Ste
     pieces.append(body[pos:])
     new_body = b"".join(pieces)
     out, prev, carried = [], 0, 0.0
-    bound = 0
+    bound, shift, j = 0, 0, 0
     for step in steps:
         bound += len(step.data)
-        new = _moved(bound, edits) if bound < len(body) else len(new_body)
+        while j < len(edits) and edits[j][1] <= bound and bound < len(body):
+            start, end, text = edits[j]
+            shift += len(text) - (end - start)
+            j += 1
+        if bound >= len(body):
+            new = len(new_body)
+        elif j < len(edits) and edits[j][0] < bound:  # inside an edit: it goes with this step
+            new = edits[j][0] + shift + len(edits[j][2])
+        else:
+            new = bound + shift
         data = new_body[prev:new]
-        prev = new
+        prev = max(prev, new)
         if data:
             out.append(Step(step.delay + carried, data))
             carried = 0.0
@@ -172,43 +195,33 @@ def _rewrite(steps: list[Step], edits: list[tuple[int, int, bytes]]) -> list[Ste
     return out
 
 
-def _moved(offset: int, edits) -> int:
-    """Where ``offset`` of the old body is in the new one (an edit that spans it is
-    taken whole by the bytes before)."""
-    shift = 0
-    for start, end, text in edits:
-        if end <= offset:
-            shift += len(text) - (end - start)
-        elif start < offset:
-            return start + shift + len(text)
-        else:
-            break
-    return offset + shift
-
-
 # -- cuts: extra write boundaries ----------------------------------------------------------
 
 
-def _cuts(names: list[str], body: bytes) -> set[int]:
+def _cuts(names: list[str], body: bytes) -> list[int]:
+    """Where the quirks cut writes, in order."""
     cuts: set[int] = set()
-    if "one-byte" in names:
-        return set(range(1, len(body)))
     if "split-crlf" in names:
         cuts |= {m.start() + 1 for m in re.finditer(rb"\r\n", body)}
     if "split-utf8" in names:
         cuts |= {m.start() + 1 for m in re.finditer(rb"[\xc2-\xf4][\x80-\xbf]", body)}
-    return cuts
+    return sorted(cuts)
 
 
-def _split(steps: list[Step], cuts: set[int]) -> list[Step]:
-    out, pos = [], 0
+def _split(steps: list[Step], cuts: list[int]) -> Iterator[Step]:
+    """The steps cut at ``cuts`` (sorted), made as they are asked for: a long recording
+    with a cut in every character is never held as that many steps."""
+    pos, j = 0, 0
     for step in steps:
-        inside = sorted(c - pos for c in cuts if pos < c < pos + len(step.data))
-        starts = [0, *inside]
-        for i, (a, b) in enumerate(zip(starts, [*inside, len(step.data)])):
-            out.append(Step(step.delay if i == 0 else 0.0, step.data[a:b]))
-        pos += len(step.data)
-    return out
+        end = pos + len(step.data)
+        start, delay = 0, step.delay
+        while j < len(cuts) and cuts[j] < end:
+            if cuts[j] > pos + start:
+                yield Step(delay, step.data[start:cuts[j] - pos])
+                start, delay = cuts[j] - pos, 0.0
+            j += 1
+        yield Step(delay, step.data[start:])
+        pos = end
 
 
 # -- provider-shaped pieces ----------------------------------------------------------------
