@@ -11,6 +11,7 @@ Nothing here does I/O.
 
 from __future__ import annotations
 
+import gc
 from dataclasses import dataclass, field
 
 from ..errors import BadInput
@@ -56,12 +57,26 @@ def summarize(body: bytes, *, payloads: bool = True) -> Summary:
     """The summary of a whole stream body; ``dialect`` None when it is no provider's.
     ``payloads=False`` keeps no payloads (a server classifying many streams holds only
     what matching needs; an assembler reads the stream again)."""
+    # Hundreds of thousands of parsed payloads, none in a cycle: the cyclic collector
+    # would scan them again and again as they pile up (3.2 s instead of 1.2 s for
+    # 200,000 events), so it waits until they are all read.
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _summarize(body, payloads)
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _summarize(body: bytes, payloads: bool) -> Summary:
     out = Summary()
     framer = AutoFramer()
     normalizer = Normalizer()
     answer: list[str] = []
     reasoning: list[str] = []
     tools: dict[int, Tool] = {}
+    arguments: dict[int, list[str]] = {}  # each call's pieces, joined once
     try:
         items = framer.feed(body)
         frame_end = framer.close()
@@ -89,16 +104,18 @@ def summarize(body: bytes, *, payloads: bool = True) -> Summary:
             tool = tools.setdefault(record.index, Tool(record.index))
             tool.id = tool.id or record.id
             tool.name = tool.name or record.name
-            tool.arguments += record.arguments
+            arguments.setdefault(record.index, []).append(record.arguments)
         elif kind is Meta:
             out.meta.setdefault(record.key, record.value)
         elif kind is Usage:
             out.usage = record.usage
         elif kind is Reset:  # a retry: what the failed attempt said is void
-            answer.clear(), reasoning.clear(), tools.clear(), out.meta.clear()
+            answer.clear(), reasoning.clear(), tools.clear(), arguments.clear(), out.meta.clear()
         elif kind is End:
             out.status, out.stop_reason, out.error = record.status, record.stop_reason, record.error
             out.usage = record.usage if record.usage is not None else out.usage
     out.answer, out.reasoning = "".join(answer), "".join(reasoning)
+    for index, parts in arguments.items():
+        tools[index].arguments = "".join(parts)
     out.tools = [tools[i] for i in sorted(tools)]
     return out

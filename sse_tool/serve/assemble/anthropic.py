@@ -18,7 +18,9 @@ _TOOL_BLOCKS = ("tool_use", "server_tool_use", "mcp_tool_use")
 def assemble(summary: Summary) -> dict:
     message: dict = {"type": "message", "role": "assistant", "content": []}
     blocks: dict[int, dict] = {}
-    json_text: dict[int, str] = {}
+    # The pieces of each block's text fields, joined once at the end (a long answer
+    # streams in many thousands of deltas).
+    pieces: dict[tuple[int, str], list[str]] = {}
     for event, payload in summary.payloads:
         if not isinstance(payload, dict):
             continue
@@ -30,7 +32,7 @@ def assemble(summary: Summary) -> dict:
         elif kind == "content_block_start" and isinstance(payload.get("content_block"), dict):
             blocks[index] = dict(payload["content_block"])
         elif kind == "content_block_delta" and index in blocks:
-            _delta(blocks[index], payload.get("delta") or {}, json_text, index)
+            _delta(blocks[index], payload.get("delta") or {}, pieces, index)
         elif kind == "message_delta":
             delta = payload.get("delta") or {}
             for key in ("stop_reason", "stop_sequence"):
@@ -38,23 +40,29 @@ def assemble(summary: Summary) -> dict:
                     message[key] = delta[key]
             if isinstance(payload.get("usage"), dict):
                 message["usage"] = {**(message.get("usage") or {}), **payload["usage"]}
-    for index, text in json_text.items():
-        blocks[index]["input"] = arguments_object(text)
+    for (index, key), parts in pieces.items():
+        joined = "".join(parts)
+        blocks[index][key] = arguments_object(joined) if key == "input" else \
+            blocks[index].get(key, "") + joined
     message["content"] = message["content"] + [blocks[i] for i in sorted(blocks)]
     message.setdefault("stop_reason", summary.stop_reason)
     message.setdefault("stop_sequence", None)
     return message
 
 
-def _delta(block: dict, delta: dict, json_text: dict, index: int) -> None:
+#: delta type -> (the block field it extends, the delta field that holds the piece)
+_PIECES = {"text_delta": ("text", "text"), "thinking_delta": ("thinking", "thinking"),
+           "input_json_delta": ("input", "partial_json")}
+
+
+def _delta(block: dict, delta: dict, pieces: dict, index: int) -> None:
     kind = delta.get("type")
-    if kind == "text_delta":
-        block["text"] = block.get("text", "") + str(delta.get("text", ""))
-    elif kind == "thinking_delta":
-        block["thinking"] = block.get("thinking", "") + str(delta.get("thinking", ""))
+    if kind in _PIECES:
+        key, field = _PIECES[kind]
+        if key == "input" and block.get("type") not in _TOOL_BLOCKS:
+            return
+        pieces.setdefault((index, key), []).append(str(delta.get(field, "")))
     elif kind == "signature_delta":
         block["signature"] = delta.get("signature")
-    elif kind == "input_json_delta" and block.get("type") in _TOOL_BLOCKS:
-        json_text[index] = json_text.get(index, "") + str(delta.get("partial_json", ""))
     elif kind == "citations_delta":
         block.setdefault("citations", []).append(delta.get("citation"))

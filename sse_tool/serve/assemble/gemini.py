@@ -37,6 +37,8 @@ def assemble(summary: Summary) -> dict:
                     _add(parts, part)
     calls = iter(summary.tools)
     for part in parts:
+        if isinstance(part.get("text"), list):  # pieces, joined once
+            part["text"] = "".join(part["text"])
         if isinstance(part.get("functionCall"), dict):
             tool = next(calls, None)
             call = {k: v for k, v in part["functionCall"].items()
@@ -58,11 +60,11 @@ def _add(parts: list[dict], part: dict) -> None:
         last["functionCall"]["willContinue"] = call.get("willContinue", False)
         return
     if (last is not None and set(part) <= {"text", "thought", "thoughtSignature"}
-            and set(last) <= {"text", "thought", "thoughtSignature"} and "text" in part
-            and "text" in last and bool(part.get("thought")) == bool(last.get("thought"))
+            and set(last) <= {"text", "thought", "thoughtSignature"} and isinstance(part.get("text"), str)
+            and isinstance(last.get("text"), list) and bool(part.get("thought")) == bool(last.get("thought"))
             and "thoughtSignature" not in last):
-        last["text"] += part["text"]
+        last["text"].append(part["text"])
         if "thoughtSignature" in part:
             last["thoughtSignature"] = part["thoughtSignature"]
         return
-    parts.append(dict(part))
+    parts.append(dict(part, text=[part["text"]]) if isinstance(part.get("text"), str) else dict(part))
