@@ -123,7 +123,8 @@ def serve(
     mode: Optional[Mode] = typer.Option(
         None, "--mode",
         help="replay (files only), record (relay and record), hybrid (replay an exact match, "
-             "else relay and record) [default: record with --record-dir and --upstream, else replay]."),
+             "else relay and record) [default: record with --upstream and --record-dir, a plain "
+             "relay with --upstream alone, else replay]."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No access log."),
 ) -> None:
     """Serve recordings and stream files over HTTP with their recorded timing, faults on
