@@ -57,6 +57,13 @@ def test_a_base_path_naming_a_recording_chooses_it_and_the_bytes_are_the_files(s
     assert r.headers["content-type"] == "text/event-stream"
 
 
+def test_a_file_answers_at_its_name_with_and_without_the_extension(server, client):
+    serve, _ = server
+    assert client.get(serve.url("/text-short.sse")).content == client.get(serve.url("/text-short")).content == TEXT_SHORT
+    assert client.get(serve.url("/gemini-thinking.json")).content == GEMINI_JSON
+    assert client.get(serve.url("/gemini-thinking.sse")).content == GEMINI_SSE
+
+
 def test_gemini_takes_the_framing_its_url_asks_for(server, client):
     serve, _ = server
     path = "/v1beta/models/gemini-2.5-flash:streamGenerateContent"
