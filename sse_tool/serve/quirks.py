@@ -56,7 +56,8 @@ QUIRKS = {q.name: q for q in (
     Quirk("retry-only", "a block with only `retry: 3000` after the first event",
           "gateways; the same empty-event failure (openai/openai-python#2722)"),
     Quirk("event-keepalive", "a bare `event: keepalive` block (no data) after the first event",
-          "proxies; clients that dispatch on `event:` without data"),
+          "keep-alives without data; openai-python 3.57.0 reads an empty event: JSONDecodeError "
+          "(seen with sse-tool serve)"),
     Quirk("data-keepalive", "`data: : keepalive` after the first event (data that is not JSON)",
           "Vertex AI partner models; clients that parse every `data` as JSON "
           "(anomalyco/opencode#50871)"),
@@ -79,7 +80,8 @@ QUIRKS = {q.name: q for q in (
           "any server, by chance; eventsource-parser saw two events (rexxars/eventsource-parser#17)"),
     Quirk("split-utf8", "each multi-byte UTF-8 character split across two writes",
           "any server, by chance; UnicodeDecodeError or U+FFFD (vllm-project/vllm#38732)", _ALL),
-    Quirk("one-byte", "every byte its own write", "clients that assume whole lines per read", _ALL),
+    Quirk("one-byte", "every byte its own write",
+          "a slow or congested connection; clients that assume a whole line per read", _ALL),
     Quirk("hold-open", "the body stays open after the last event, until the client leaves",
           "upstreams that keep the connection after the end; a gateway hung after finish_reason "
           "(maximhq/bifrost#6784)", _ALL),
