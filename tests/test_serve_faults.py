@@ -165,11 +165,12 @@ def test_a_timed_out_recording_goes_silent(server):
     assert done.returncode == 8 and failed_output(done.stdout, TEXT_SHORT[:ENDS[1]], 8)
 
 
-def test_a_recording_is_also_served_at_its_recorded_path_unless_another_shares_it(server):
+def test_a_recording_is_also_served_at_its_recorded_path_and_a_shared_one_is_a_loud_miss(server):
     done = fetch(server.url("/v1beta/models/g:streamGenerateContent?alt=sse"))
     assert done.returncode == 0 and done.stdout == b'data: {"candidates": []}\n\n'
     shared = fetch(server.url("/v1/messages"))  # done.rec, cut.rec, ... all recorded it
-    assert shared.returncode == 6 and "HTTP 404" in shared.stderr
+    assert shared.returncode == 6 and "HTTP 422" in shared.stderr
+    assert "recordings of this exact request" in shared.stderr and "/cut" in shared.stderr
 
 
 def test_a_fetch_recording_of_a_cut_replays_to_the_same_bytes_and_code(server, tmp_path):

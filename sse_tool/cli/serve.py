@@ -23,6 +23,9 @@ from ._edge import parse_size, run_stage, warn
 # the providers whose key the relay knows how to send (not every fetch preset)
 RelayProvider = Enum("RelayProvider", {n: n for n in ["openai", "openai-responses", "anthropic", "gemini", "none"]},
                      type=str)
+AsProvider = Enum("AsProvider", {n: n for n in ("openai", "anthropic", "gemini", "ollama", "cohere")},
+                  type=str)
+Mode = Enum("Mode", {n: n for n in ("replay", "record", "hybrid")}, type=str)
 
 EPILOG = """\b
 Examples:
@@ -30,8 +33,19 @@ Examples:
   sse-tool fetch 'http://127.0.0.1:8000/why?cut_after_events=3' | sse-tool render
   sse-tool fetch 'http://127.0.0.1:8000/why?status=429&retry_after=1' --retry 2
   sse-tool serve --fault chunk=1 --fault chunk_delay=20ms --speed 0 stream.sse
+  sse-tool serve --as openai --as anthropic recordings/   # SDK base URL: http://127.0.0.1:8000/v1
+  OPENAI_API_KEY=sk-... sse-tool serve --upstream https://api.openai.com \\
+      --record-dir recordings/ --mode hybrid    # record once, then replay
   OPENAI_API_KEY=sk-... sse-tool serve --upstream https://api.openai.com \\
       --allow-origin http://localhost:5173
+
+\b
+Provider mode (--as): the provider's endpoints (/v1/chat/completions, /v1/responses,
+/v1/messages, /v1beta/models/M:streamGenerateContent, /api/chat, /v2/chat), after any base
+path; a base path that names a stream or folder chooses it. A recording is chosen by the
+request's JSON body, then its model, then as the only one; a miss is a 422 in the
+provider's error shape naming the nearest recordings. "stream": false gets the
+provider's non-streaming answer, assembled from the stream.
 
 \b
 Faults (query parameters per request, or --fault NAME=VALUE for every request):
@@ -41,9 +55,15 @@ Faults (query parameters per request, or --fault NAME=VALUE for every request):
   first_byte_delay=D wait before the first body byte (headers go at once)
   keepalive=D        ': keep-alive' comment lines in every silence of D or more
   status=N           an error answer (retry_after=S, message=M, body=TEXT,
-                     provider=openai|anthropic|gemini for the JSON shape)
-  times=N            faults for the first N requests to that URL only
+                     provider=openai|anthropic|gemini|ollama|cohere for the JSON shape)
+  quirk=A,B          wire quirks that broke real clients: comments, ping-after-id,
+                     id-only, retry-only, event-keepalive, data-keepalive, empty-choices,
+                     error-after-200, long-line, huge-line, no-space, cr, split-crlf,
+                     split-utf8, one-byte, hold-open
+  times=N            faults for the first N requests to that URL only, counted per
+                     X-Sse-Tool-Test header; POST /_sse-tool/reset starts again
   speed=X, rate=R    as --speed and --rate
+  The X-Sse-Tool-Fault header takes the same, as a query string (for SDKs).
 
 \b
 Relay (--upstream URL): the upstream's scheme, host and port never come from a request:
@@ -95,6 +115,19 @@ def serve(
         help="Allow browser pages from ORIGIN, with CORS (* for any). Repeatable."),
     max_request_size: str = typer.Option(
         "8MiB", "--max-request-size", metavar="SIZE", help="Largest request body (413 past it)."),
+    as_: Optional[List[AsProvider]] = typer.Option(
+        None, "--as", help="Answer this provider's API endpoints, choosing a recording by the request. Repeatable."),
+    route: Optional[List[str]] = typer.Option(
+        None, "--route", metavar="'METHOD /PATH=FILE'",
+        help="Answer METHOD /PATH (method optional) with FILE. Repeatable."),
+    record_dir: Optional[str] = typer.Option(
+        None, "--record-dir", metavar="DIR",
+        help="With --upstream: write each exchange as a recording in DIR (made if missing)."),
+    mode: Optional[Mode] = typer.Option(
+        None, "--mode",
+        help="replay (files only), record (relay and record), hybrid (replay an exact match, "
+             "else relay and record) [default: record with --upstream and --record-dir, a plain "
+             "relay with --upstream alone, else replay]."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No access log."),
 ) -> None:
     """Serve recordings and stream files over HTTP with their recorded timing, faults on
@@ -123,19 +156,35 @@ def serve(
             limit = parse_size(max_request_size)
         except SseToolError as exc:
             raise ServeUsage(str(exc)) from None
+        providers = tuple(p.value for p in as_ or ())
+        how = mode.value if mode else (("record" if record_dir else "relay") if upstream else "replay")
+        if how in ("record", "hybrid") and not (upstream and record_dir):
+            raise ServeUsage(f"--mode {how} relays and records: give --upstream URL and --record-dir DIR")
         if upstream:
             if paths or fault:
                 raise ServeUsage("--upstream relays every request: give no files and no --fault with it")
+            if how == "replay":
+                raise ServeUsage("--mode replay answers from files only: drop --upstream "
+                                 "(give --record-dir DIR to replay what was recorded there)")
+            if how in ("record", "relay") and (providers or route):
+                raise ServeUsage("--as and --route choose recordings to answer with: "
+                                 "give them with --mode replay or hybrid")
             if allow_remote and not token:
                 raise ServeUsage("--allow-remote with --upstream needs --token (or SSE_TOOL_SERVE_TOKEN): "
                                  "otherwise anyone who can reach it spends your API key")
-            app, what = _relay(upstream, provider, redactor, tuple(allow_path or ()), limit)
+            folder = _record_folder(record_dir) if record_dir else None
+            app, what = _relay(upstream, provider, redactor, tuple(allow_path or ()), limit, folder)
+            if how == "hybrid":
+                app, what = _hybrid(app, folder, providers, route or [], speed,
+                                    rate or DEFAULT_RATE, limit, what)
         else:
-            if not paths:
+            files = list(paths or []) + ([record_dir] if record_dir else [])
+            if not files and not route:
                 raise ServeUsage("give recordings or stream files to serve, or --upstream URL")
             if allow_path:
                 raise ServeUsage("--allow-path limits what the relay forwards: give it with --upstream")
-            app, what = _streams(paths, fault or [], speed, rate or DEFAULT_RATE, limit)
+            app, what = _streams(files, fault or [], speed, rate or DEFAULT_RATE, limit,
+                                 providers, route or [])
         try:
             import uvicorn
         except ImportError:
@@ -218,23 +267,58 @@ def _bind(host: str, port: int):
     return sock
 
 
-def _streams(paths, faults, speed, rate, limit):
+def _streams(paths, faults, speed, rate, limit, providers=(), routes=(), fallback=None):
     from ..serve.app import StreamApp
     from ..serve.faults import FaultError, parse_fault_option, parse_faults
+    from ..serve.routes import RouteError, parse_route
     from ..serve.streams import load_streams
 
     try:
         base = parse_faults(parse_fault_option(f) for f in faults)
     except FaultError as exc:
         raise ServeUsage(f"--fault {exc}") from None
-    streams = load_streams(paths)
-    if not streams:
+    try:
+        parsed = [parse_route(r) for r in routes]
+    except RouteError as exc:
+        raise ServeUsage(f"--route: {exc}") from None
+    streams = load_streams(paths, parsed)
+    if not streams and not parsed and fallback is None:
         raise ServeUsage("no recordings or stream files found in " + ", ".join(paths))
-    return (StreamApp(streams, base=base, speed=speed, rate=rate, max_request_size=limit),
-            f"{len(streams)} streams, GET / lists them")
+    app = StreamApp(streams, base=base, speed=speed, rate=rate, max_request_size=limit,
+                    providers=providers, fallback=fallback)
+    shown = f", as {' and '.join(providers)}" if providers else ""
+    return app, f"{len(streams)} streams{shown}, GET / lists them"
 
 
-def _relay(upstream, provider, redactor, allow_path, limit):
+def _record_folder(name: str):
+    from pathlib import Path
+
+    folder = Path(name)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ServeUsage(f"--record-dir {name}: {exc.strerror}") from None
+    return folder
+
+
+def _hybrid(relay, folder, providers, routes, speed, rate, limit, what):
+    """Recordings in ``folder`` answer what they match exactly; the rest is relayed and
+    recorded, and answers the same request from then on."""
+    from ..serve.streams import Catalogue, load_streams
+
+    app, _ = _streams([str(folder)], [], speed, rate, limit, providers, routes, fallback=relay)
+
+    def saved(path) -> None:
+        found: Catalogue = load_streams([str(path)])
+        for stream in found.streams:
+            if stream.name not in app.streams.paths:
+                app.streams.add(stream)
+
+    relay.recorder.saved = saved
+    return app, f"replaying {len(app.streams)} recordings from {folder}, else {what}"
+
+
+def _relay(upstream, provider, redactor, allow_path, limit, folder=None):
     from ..serve.faults import provider_for_host
 
     parts = urlsplit(upstream)
@@ -258,8 +342,14 @@ def _relay(upstream, provider, redactor, allow_path, limit):
         redactor.learn(key)
     from ..serve.relay import Relay
 
+    recorder = None
+    if folder is not None:
+        from ..serve.record import Recorder
+
+        recorder = Recorder(folder, redactor)
     relay = Relay(upstream, provider=name if name != "none" else None, key=key,
-                  paths=allow_path or None, max_request_size=limit)
+                  paths=allow_path or None, max_request_size=limit, recorder=recorder)
     what = (f"relaying {relay.paths.describe()} to {upstream}"
-            + (f" with the key from {variable}" if variable else " (no key)"))
+            + (f" with the key from {variable}" if variable else " (no key)")
+            + (f", recording into {folder}" if folder is not None else ""))
     return relay, what

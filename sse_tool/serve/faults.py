@@ -21,8 +21,11 @@ Faults (names take ``_`` or ``-``):
   status=N              answer status N with an error body instead of the stream;
                         retry_after=S adds Retry-After, message=M sets the message,
                         body=TEXT sends TEXT as the body instead
-  provider=P            the error body's shape: openai (default), anthropic, gemini
-  times=N               apply the faults to the first N requests for this URL only
+  provider=P            the error body's shape: openai (default), anthropic, gemini,
+                        ollama, cohere
+  times=N               apply the faults to the first N requests for this URL only (per
+                        test, with the ``X-Sse-Tool-Test`` header; see ``app``)
+  quirk=A,B             wire quirks that broke real clients (``quirks.QUIRKS``)
   speed=X, rate=R       as ``--speed`` and ``--rate`` (not faults, but per request too)
 """
 
@@ -60,6 +63,7 @@ class FaultPlan:
     body: str | None = None
     provider: str | None = None
     times: int | None = None
+    quirk: tuple[str, ...] = ()
     speed: float | None = None
     rate: str | None = None
 
@@ -76,7 +80,7 @@ class FaultPlan:
         parts = []
         for f in fields(self):
             value = getattr(self, f.name)
-            if value not in (None, False, 0.0) and f.name not in ("speed", "rate", "body"):
+            if value not in (None, False, 0.0, ()) and f.name not in ("speed", "rate", "body"):
                 parts.append(f"{f.name}={_plain(value)}")
         if self.body is not None:
             parts.append("body=...")
@@ -84,6 +88,8 @@ class FaultPlan:
 
 
 def _plain(value) -> str:
+    if isinstance(value, tuple):
+        return ",".join(value)
     if value is True:
         return "1"
     if isinstance(value, float):
@@ -96,7 +102,7 @@ _KINDS = {f.name: f.type for f in fields(FaultPlan)}
 NO_BODY = frozenset({204, 205, 304})
 # What h11 accepts as a header value: visible ASCII, spaces inside only (no CR, LF or NUL).
 _HEADER_VALUE = re.compile(r"[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?")
-_PROVIDERS = ("openai", "openai-responses", "anthropic", "gemini")
+_PROVIDERS = ("openai", "openai-responses", "anthropic", "gemini", "ollama", "cohere")
 
 
 def parse_faults(pairs: Iterable[tuple[str, str]], base: FaultPlan = FaultPlan(), *,
@@ -156,6 +162,10 @@ def _value(name: str, value: str):
         except RateError as exc:
             raise ValueError(str(exc)) from None
         return value
+    if name == "quirk":
+        from .quirks import parse_quirks
+
+        return parse_quirks(value)
     if name == "provider":
         if value not in _PROVIDERS:
             raise ValueError(f"one of {', '.join(_PROVIDERS)}")
@@ -358,18 +368,24 @@ def error_answer(plan: FaultPlan, provider: str | None = None) -> tuple[int, lis
     return status, [("Content-Type", "application/json"), *headers], error_body(shape_of, status, message)
 
 
-def error_body(provider: str, status: int, message: str) -> bytes:
-    """A JSON error body as the provider's API sends it."""
+def error_body(provider: str, status: int, message: str, *, kind: str | None = None,
+               code=None) -> bytes:
+    """A JSON error body as the provider's API sends it; ``kind`` keeps an error type
+    known already (else it follows from the status)."""
     if provider == "anthropic":
-        data = {"type": "error", "error": {"type": _ANTHROPIC_TYPES.get(
+        data = {"type": "error", "error": {"type": kind or _ANTHROPIC_TYPES.get(
             status, "api_error" if status >= 500 else "invalid_request_error"), "message": message}}
     elif provider == "gemini":
-        data = {"error": {"code": status, "message": message, "status": _GEMINI_STATUS.get(
+        data = {"error": {"code": status, "message": message, "status": kind or _GEMINI_STATUS.get(
             status, "INTERNAL" if status >= 500 else "FAILED_PRECONDITION")}}
+    elif provider == "ollama":
+        data = {"error": message}
+    elif provider == "cohere":
+        data = {"message": message}
     else:
-        data = {"error": {"message": message, "type": _OPENAI_TYPES.get(
+        data = {"error": {"message": message, "type": kind or _OPENAI_TYPES.get(
             status, "server_error" if status >= 500 else "invalid_request_error"),
-            "param": None, "code": None}}
+            "param": None, "code": code}}
     return json.dumps(data).encode()
 
 

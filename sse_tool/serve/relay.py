@@ -20,6 +20,12 @@ compressed body would hide the key from that scan, so such a relay asks the upst
 sent on plain, and any other encoding is refused with a 502. A relay without a key sends
 the raw bytes, compressed or not, exactly as they came.
 
+With a ``record.Recorder`` (record and hybrid modes), each exchange is also written as a
+recording: the request as sent upstream, the response head, and each body chunk as it
+arrives (decoded, before masking: the recorder masks with the same key). Such a relay
+asks for an uncompressed body too, with or without a key. Headers named
+``X-Sse-Tool-...`` (test names, faults) are the local server's and never go upstream.
+
 This is the only ``serve`` module that imports httpx; it reads no environment (the CLI
 passes the key) and writes no log (``gate.Gate`` does).
 """
@@ -78,19 +84,20 @@ def default_paths(provider: str | None, base_path: str) -> tuple[str, ...]:
 
 
 def forwarded_headers(headers, provider: str | None, key: str | None,
-                      length: int | None = None) -> list[tuple[str, str]]:
+                      length: int | None = None, *, plain: bool = False) -> list[tuple[str, str]]:
     """The client's headers that may go upstream, plus the key (from the server), and the
-    body's length when the client declared it (the body itself is streamed)."""
+    body's length when the client declared it (the body itself is streamed). ``plain``
+    asks for an uncompressed body even without a key (to record it)."""
     out = []
     for raw_name, raw_value in headers:
         name = raw_name.decode("latin-1").lower()
-        if (name in _NOT_FORWARDED or name.startswith("sec-") or is_secret_header(name)
+        if (name in _NOT_FORWARDED or name.startswith(("sec-", "x-sse-tool-")) or is_secret_header(name)
                 or any(word in name for word in _CREDENTIAL_WORDS)):
             continue
         out.append((name, raw_value.decode("latin-1")))
     if length is not None:
         out.append(("content-length", str(length)))
-    if key:
+    if key or plain:
         # The body must be scanned for the key: ask for it uncompressed, whatever the client takes.
         out = [(n, v) for n, v in out if n != "accept-encoding"]
     names = {n for n, _ in out}
@@ -122,6 +129,14 @@ def returned_headers(headers, key: str | None = None) -> list[tuple[str, str]]:
     return out
 
 
+async def _teed(chunks, take):
+    """The request body's chunks as they go upstream, a copy of each to the recording."""
+    async for chunk in chunks:
+        if take is not None:
+            take.request_chunk(chunk)
+        yield chunk
+
+
 def _masked(text: str, key: str) -> str:
     return mask(text.encode("utf-8", "surrogateescape"), [key]).decode("utf-8", "surrogateescape")
 
@@ -129,8 +144,10 @@ def _masked(text: str, key: str) -> str:
 class Relay:
     def __init__(self, upstream: str, *, provider: str | None = None, key: str | None = None,
                  paths: tuple[str, ...] | None = None,
-                 max_request_size: int = MAX_REQUEST_SIZE) -> None:
+                 max_request_size: int = MAX_REQUEST_SIZE, recorder=None) -> None:
         self.upstream = httpx.URL(upstream)
+        #: a ``record.Recorder``: each exchange is written as a recording
+        self.recorder = recorder
         self._base_path = self.upstream.raw_path.split(b"?")[0].rstrip(b"/")
         self._provider = provider
         self._key = key
@@ -181,15 +198,17 @@ class Relay:
             self._client = httpx.AsyncClient(timeout=httpx.Timeout(None, connect=30.0))
         has_body = body.length is not None or any(
             n.lower() == b"transfer-encoding" for n, _ in scope["headers"])
+        headers = forwarded_headers(scope["headers"], self._provider, self._key, body.length,
+                                    plain=self.recorder is not None)
+        take = self.recorder.take(scope["method"], str(url), headers) if self.recorder else None
         request = self._client.build_request(
-            scope["method"], url,
-            headers=forwarded_headers(scope["headers"], self._provider, self._key, body.length),
-            content=body.chunks() if has_body else None,
+            scope["method"], url, headers=headers,
+            content=_teed(body.chunks(), take) if has_body else None,
         )
         if not has_body:
             body.done.set()
         gone = Departure(receive, after=body.done)
-        pump = asyncio.ensure_future(self._pump(request, send, notes))
+        pump = asyncio.ensure_future(self._pump(request, send, notes, take))
         left = asyncio.ensure_future(gone.within(None))
         try:
             await asyncio.wait({pump, left}, return_when=asyncio.FIRST_COMPLETED)
@@ -200,8 +219,10 @@ class Relay:
         finally:
             left.cancel()
             gone.stop()
+            if take is not None:
+                take.discard()  # what did not end (the client left) is not kept
 
-    async def _pump(self, request: httpx.Request, send, notes: list[str]) -> None:
+    async def _pump(self, request: httpx.Request, send, notes: list[str], take=None) -> None:
         try:
             response = await self._client.send(request, stream=True)
         except TooLarge:
@@ -222,8 +243,13 @@ class Relay:
                           json_error(f"cannot reach the upstream: {type(exc).__name__}", "relay_error"))
             return
         try:
-            if self._key:
-                await self._scrubbed(response, send, notes)
+            if take is not None:
+                take.response(response.http_version, response.status_code,
+                              response.reason_phrase, response.headers.multi_items())
+                if take.failed:
+                    notes.append(take.failed)
+            if self._key or take is not None:
+                await self._scrubbed(response, send, notes, take)
             else:
                 await self._raw(response, send, notes)
         finally:
@@ -241,7 +267,7 @@ class Relay:
             return
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
-    async def _scrubbed(self, response: httpx.Response, send, notes: list[str]) -> None:
+    async def _scrubbed(self, response: httpx.Response, send, notes: list[str], take=None) -> None:
         encodings = [e.strip().lower() for e in
                      response.headers.get_list("content-encoding", split_commas=True)]
         unscannable = [e for e in encodings if e not in _SCANNABLE]
@@ -251,17 +277,27 @@ class Relay:
                 f"the upstream sent a body in Content-Encoding {', '.join(unscannable)}, which "
                 "the relay cannot check for its key", "relay_error"))
             return
-        scrubber = Masker([self._key])
+        scrubber = Masker([self._key] if self._key else [])
+        headers = [(n, v) for n, v in returned_headers(response.headers.multi_items(), self._key)
+                   if n.lower() != "content-encoding"]  # the body goes out decoded
         await send({"type": "http.response.start", "status": response.status_code,
-                    "headers": encode_headers(returned_headers(response.headers.multi_items(),
-                                                               self._key))})
+                    "headers": encode_headers(headers)})
         try:
             async for chunk in response.aiter_bytes():  # gzip and deflate undone here
+                if take is not None:
+                    take.chunk(chunk)
                 if out := scrubber.feed(chunk):
                     await send({"type": "http.response.body", "body": out, "more_body": True})
         except httpx.HTTPError as exc:
             # Cut ours too. What the scrubber holds may be the start of the key, and a cut
             # body is incomplete anyway: it is dropped.
             notes.append(f"upstream cut: {type(exc).__name__}")
+            self._kept(take, notes, "truncated", f"upstream cut: {type(exc).__name__}")
             return
         await send({"type": "http.response.body", "body": scrubber.close(), "more_body": False})
+        self._kept(take, notes)
+
+    @staticmethod
+    def _kept(take, notes: list[str], outcome: str | None = None, detail: str = "") -> None:
+        if take is not None and (path := take.end(outcome, detail)) is not None:
+            notes.append(f"recorded {path.name}")
