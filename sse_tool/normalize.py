@@ -45,7 +45,7 @@ from __future__ import annotations
 import orjson
 
 from .errors import BadInput, ExitCode
-from .marker import EXIT, NOTE, parse
+from .marker import EXIT, NO_STREAM, NOTE, parse
 from .model import End, Note, Record, Reset, Status
 from .providers import PROVIDERS, recognise
 from .sse import FrameEnd, SseComment, SseEvent
@@ -145,9 +145,9 @@ class Normalizer:
         if cut is None and self._exit is not None:
             cut = self._exit[1]
         if self._adapter is None:
-            if not self._held:  # (an earlier stage's cut says why: no stream arrived, say)
-                why = self._exit[1] if self._exit is not None else "no events arrived"
-                return [End(Status.TRUNCATED, detail=why)]
+            if not self._held:  # (an earlier stage may have seen no stream at all)
+                empty = self._exit is not None and self._exit[1].endswith(NO_STREAM)
+                return [End(Status.TRUNCATED, detail=NO_STREAM if empty else "no events arrived")]
             error = next((e for _, p, _ in self._held if (e := _error_body(p))), None)
             if error is None:
                 event, _, offset = self._held[0]

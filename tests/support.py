@@ -66,11 +66,11 @@ def cut_positions(data: bytes, sample: int = 300, seed: int = 0) -> list[int]:
     return sorted(cuts)
 
 
-def read_records(chunks, provider: str = "auto") -> list:
+def read_records(chunks, provider: str = "auto", think_tags: str = "auto") -> list:
     """Channel records for a stream given as byte chunks, through ``pipeline.RecordReader``."""
     from sse_tool.pipeline import RecordReader
 
-    reader = RecordReader(provider)
+    reader = RecordReader(provider, think_tags=think_tags)
     records = []
     for chunk in chunks:
         records += reader.feed(chunk)

@@ -30,8 +30,9 @@ def ids(path) -> str:
 
 
 def answer_of(records) -> tuple[str, str]:
+    """(the answer, a refusal in its place included; the reasoning)."""
     text = {c: "".join(r.text for r in records if type(r) is Delta and r.channel is c) for c in Channel}
-    return text[Channel.ANSWER], text[Channel.REASONING]
+    return text[Channel.ANSWER] + text[Channel.REFUSAL], text[Channel.REASONING]
 
 
 # -- endpoints ----------------------------------------------------------------------------
@@ -225,7 +226,7 @@ def assembled_text(dialect: str, body: dict) -> tuple[str, str, list]:
 def test_stream_false_gets_the_same_text_tools_and_end_in_the_providers_shape(path):
     data = path.read_bytes()
     summary = summarize(data)
-    records = read_records([data])
+    records = read_records([data], think_tags="off")
     end = records[-1]
     answer = assemble(summary)
     if end.status is Status.TRUNCATED:
@@ -297,7 +298,7 @@ def test_every_quirk_that_keeps_the_meaning_keeps_normalizes_answer(path, quirk)
             applied(steps_of(data), (quirk,), summary.dialect, "sse")
         return
     steps, ending = applied(steps_of(data), (quirk,), summary.dialect, "sse")
-    assert read_records([s.data for s in steps]) == read_records([data])
+    assert read_records([s.data for s in steps], think_tags="off") == read_records([data], think_tags="off")
     assert ending == ("stall" if quirk == "hold-open" else None)
 
 
@@ -306,7 +307,7 @@ def test_error_after_200_ends_the_stream_with_the_providers_error(path):
     data = path.read_bytes()
     summary = summarize(data)
     steps, _ = applied(steps_of(data), ("error-after-200",), summary.dialect, "sse")
-    end = read_records([s.data for s in steps])[-1]
+    end = read_records([s.data for s in steps], think_tags="off")[-1]
     assert end.status is Status.ERROR and "Overloaded" in end.error["message"]
 
 
@@ -372,12 +373,12 @@ def test_a_recording_cut_anywhere_assembles_to_its_answer_or_to_a_cut(path):
         if not can_assemble(summary.dialect):
             continue  # too short to tell whose it is: served as it is
         answer = assemble(summary)
-        end = read_records([piece])[-1]
+        end = read_records([piece], think_tags="off")[-1]
         if answer is None:
             assert end.status is Status.TRUNCATED
         elif answer.status == 200:
             assert end.status is Status.COMPLETE
-            assert assembled_text(summary.dialect, json.loads(answer.body))[0] == answer_of(read_records([piece]))[0]
+            assert assembled_text(summary.dialect, json.loads(answer.body))[0] == answer_of(read_records([piece], think_tags="off"))[0]
 
 
 @pytest.mark.parametrize("path", CUT_STREAMS[:3], ids=ids)

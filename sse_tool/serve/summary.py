@@ -37,6 +37,8 @@ class Summary:
     framing: str = "sse"
     answer: str = ""
     reasoning: str = ""
+    #: a refusal sent in place of the answer (OpenAI's ``refusal`` fields)
+    refusal: str = ""
     tools: list[Tool] = field(default_factory=list)
     usage: dict | None = None
     stop_reason: str | None = None
@@ -73,13 +75,13 @@ def _summarize(body: bytes, payloads: bool) -> Summary:
     out = Summary()
     framer = AutoFramer()
     normalizer = Normalizer()
-    answer: list[str] = []
-    reasoning: list[str] = []
+    texts: dict[Channel, list[str]] = {c: [] for c in Channel}
     tools: dict[int, Tool] = {}
     arguments: dict[int, list[str]] = {}  # each call's pieces, joined once
     try:
         items = framer.feed(body)
         frame_end = framer.close()
+        items += frame_end.items  # a last JSON line without its newline, whole
         records = []
         for item in items:
             if isinstance(item, SseComment):
@@ -99,7 +101,7 @@ def _summarize(body: bytes, payloads: bool) -> Summary:
     for record in records:
         kind = type(record)
         if kind is Delta:
-            (answer if record.channel is Channel.ANSWER else reasoning).append(record.text)
+            texts[record.channel].append(record.text)
         elif kind is ToolCall:
             tool = tools.setdefault(record.index, Tool(record.index))
             tool.id = tool.id or record.id
@@ -110,11 +112,14 @@ def _summarize(body: bytes, payloads: bool) -> Summary:
         elif kind is Usage:
             out.usage = record.usage
         elif kind is Reset:  # a retry: what the failed attempt said is void
-            answer.clear(), reasoning.clear(), tools.clear(), arguments.clear(), out.meta.clear()
+            tools.clear(), arguments.clear(), out.meta.clear()
+            for pieces in texts.values():
+                pieces.clear()
         elif kind is End:
             out.status, out.stop_reason, out.error = record.status, record.stop_reason, record.error
             out.usage = record.usage if record.usage is not None else out.usage
-    out.answer, out.reasoning = "".join(answer), "".join(reasoning)
+    out.answer, out.reasoning, out.refusal = (
+        "".join(texts[Channel.ANSWER]), "".join(texts[Channel.REASONING]), "".join(texts[Channel.REFUSAL]))
     for index, parts in arguments.items():
         tools[index].arguments = "".join(parts)
     out.tools = [tools[i] for i in sorted(tools)]

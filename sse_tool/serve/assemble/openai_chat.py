@@ -27,7 +27,7 @@ def assemble(summary: Summary) -> dict:
             if isinstance(delta, dict):
                 reasoning_key = next((k for k in _REASONING_KEYS if isinstance(delta.get(k), str)
                                       and delta[k]), reasoning_key)
-    message: dict = {"role": "assistant", "content": summary.answer or None, "refusal": None}
+    message: dict = {"role": "assistant", "content": summary.answer or None, "refusal": summary.refusal or None}
     if summary.reasoning:
         message[reasoning_key] = summary.reasoning
     if summary.tools:
