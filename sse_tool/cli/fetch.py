@@ -33,6 +33,8 @@ ProviderName = Enum("ProviderName", {name: name for name in PROVIDERS}, type=str
 SHOWN_LIMIT = 240
 #: where httpx finds proxies (and their credentials, which a 407 may echo)
 PROXY_VARIABLES = ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "https_proxy", "http_proxy", "all_proxy")
+#: ``_run``'s ``reconnect`` when ``--reconnect`` is not given (None: no limit)
+_NO_RECONNECT = -1
 
 EPILOG = """\b
 Examples:
@@ -115,6 +117,13 @@ def fetch(
                                     help="First backoff step; it doubles each retry (max 30s), with jitter."),
     retry_partial: bool = typer.Option(False, "--retry-partial",
                                        help="Also retry after body bytes went out; writes ': sse-tool reset' first."),
+    reconnect: Optional[str] = typer.Option(
+        None, "--reconnect", is_flag=False, flag_value="", metavar="[=N]",
+        help="Follow the SSE reconnection rules: reconnect after a cut or a clean end with "
+             "Last-Event-ID and continue the stream (at most N times; no limit without =N)."),
+    reconnect_delay: str = typer.Option(
+        "3s", "--reconnect-delay", metavar="DURATION",
+        help="Wait before reconnecting until the stream sets retry: (backoff on repeated failures)."),
     record: Optional[str] = typer.Option(None, "--record", metavar="FILE", help="Save the exchange (see sse_tool/recording.py)."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Show request and response headers on stderr (secrets redacted)."),
     write_out: Optional[str] = typer.Option(None, "--write-out", "-w", metavar="FORMAT",
@@ -132,6 +141,8 @@ def fetch(
         idle=_duration(idle_timeout), total=_duration(max_time),
     )
     delay = parse_duration(retry_delay)
+    url, reconnect_limit = _reconnect_option(url, reconnect, retry_partial)
+    reconnect_wait = parse_duration(reconnect_delay)
     redactor = Redactor(os.environ.get(v, "") for p in PROVIDERS.values() for v in p.key_variables)
     for variable in PROXY_VARIABLES:
         if proxy := os.environ.get(variable, "").strip():
@@ -163,7 +174,7 @@ def fetch(
             ), base_url, redactor)
             return _run(out, request, timeouts, redactor, say, http2=http2, location=location,
                         max_redirs=max_redirs, retry=retry, retry_partial=retry_partial,
-                        retry_delay=delay,
+                        retry_delay=delay, reconnect=reconnect_limit, reconnect_delay=reconnect_wait,
                         record=record, verbose=verbose, transfer=transfer)
         except (BrokenPipeError, OutputFailed, KeyboardInterrupt, typer.Exit):
             raise  # run_stage ends these (the last two quietly)
@@ -273,15 +284,19 @@ def _read_data(value: Optional[str]) -> Optional[bytes]:
 
 
 def _run(out, request, timeouts, redactor, say, *, http2, location, max_redirs, retry, retry_partial,
-         retry_delay, record, verbose, transfer=None) -> int:
+         retry_delay, record, verbose, transfer=None, reconnect=_NO_RECONNECT, reconnect_delay=3.0) -> int:
     recorder = _Recorder(record, redactor)
     start = time.monotonic()
 
     def trace(event, info):  # for -w: when the connection was made, and so on
         transfer.trace(time.monotonic() - start, event, info)
-    items = stream(request, timeouts=timeouts, policy=RetryPolicy(retry, partial=retry_partial, base=retry_delay),
-                   http2=http2, follow_redirects=location, max_redirects=max_redirs,
+    options = dict(http2=http2, follow_redirects=location, max_redirects=max_redirs,
                    trace=trace if transfer is not None else None)
+    if reconnect is _NO_RECONNECT:
+        items = stream(request, timeouts=timeouts, policy=RetryPolicy(retry, partial=retry_partial, base=retry_delay),
+                       **options)
+    else:
+        items = _reconnecting(request, timeouts, reconnect, reconnect_delay, retry, retry_delay, options)
     try:
         with closing(items):
             for item in items:
@@ -315,6 +330,9 @@ def _run(out, request, timeouts, redactor, say, *, http2, location, max_redirs, 
                             f"{w.seconds:.3g}s ({w.basis})")
                     say(text)
                     recorder.note(text)
+                elif _is_notice(item):  # fetch --reconnect's, said as the retry notices are
+                    say(item.text)
+                    recorder.note(item.text)
     except FetchError as exc:
         body = getattr(exc, "body", b"")
         recorder.fail(time.monotonic() - start, exc, body)
@@ -329,6 +347,35 @@ def _run(out, request, timeouts, redactor, say, *, http2, location, max_redirs, 
         raise
     recorder.end(time.monotonic() - start, "complete")
     return ExitCode.OK
+
+
+def _reconnect_option(url, value, retry_partial):
+    """(URL, reconnections allowed) from ``--reconnect[=N]``: -1 when not given, None for no
+    limit. A bare ``--reconnect`` before the URL takes the URL as its value (click gives
+    an option with an optional value the next word): that word is the URL."""
+    if value is None:
+        return url, _NO_RECONNECT
+    if retry_partial:
+        raise FetchUsage("--reconnect resumes the stream, --retry-partial starts it again: give one")
+    if value.strip().isdigit():
+        return url, int(value)
+    if value == "":
+        return url, None
+    if url is None:
+        return value, None
+    raise FetchUsage(f"--reconnect={value}: expected a whole number of reconnections")
+
+
+def _reconnecting(request, timeouts, limit, delay, retry, retry_delay, options):
+    from ..fetch_reconnect import reconnecting  # only with --reconnect
+
+    return reconnecting(request, limit=limit, delay=delay, timeouts=timeouts, retry=retry,
+                        retry_delay=retry_delay, **options)
+
+
+def _is_notice(item) -> bool:
+    module = sys.modules.get("sse_tool.fetch_reconnect")
+    return module is not None and isinstance(item, module.Notice)
 
 
 def _write_out_format(value: str):
