@@ -128,7 +128,7 @@ def reconnecting(
 def _declined(wait, waits: Waits, resumer: Resumer, deadline: float | None, clock) -> str:
     """Why no reconnection follows though the connection could be reconnected ("" if one does)."""
     if wait is None:
-        return f"--reconnect {waits.limit} reached"
+        return f"--reconnect-limit {waits.limit} reached"
     if deadline is not None and wait.seconds >= deadline - clock():
         return f"waiting {wait.seconds:.3g}s would pass --max-time"
     if resumer.resumes() and not _sendable(resumer.last_id):

@@ -117,10 +117,13 @@ def fetch(
                                     help="First backoff step; it doubles each retry (max 30s), with jitter."),
     retry_partial: bool = typer.Option(False, "--retry-partial",
                                        help="Also retry after body bytes went out; writes ': sse-tool reset' first."),
-    reconnect: Optional[str] = typer.Option(
-        None, "--reconnect", is_flag=False, flag_value="", metavar="[=N]",
-        help="Follow the SSE reconnection rules: reconnect after a cut or a clean end with "
-             "Last-Event-ID and continue the stream (at most N times; no limit without =N)."),
+    reconnect: bool = typer.Option(
+        False, "--reconnect",
+        help="Follow the SSE reconnection rules: after a cut or a clean end, reconnect with "
+             "Last-Event-ID and continue the stream, events neither lost nor repeated."),
+    reconnect_limit: Optional[int] = typer.Option(
+        None, "--reconnect-limit", min=0, metavar="N",
+        help="At most N reconnections (implies --reconnect; default: no limit)."),
     reconnect_delay: str = typer.Option(
         "3s", "--reconnect-delay", metavar="DURATION",
         help="Wait before reconnecting until the stream sets retry: (backoff on repeated failures)."),
@@ -141,7 +144,7 @@ def fetch(
         idle=_duration(idle_timeout), total=_duration(max_time),
     )
     delay = parse_duration(retry_delay)
-    url, reconnect_limit = _reconnect_option(url, reconnect, retry_partial)
+    reconnections = _reconnect_option(reconnect, reconnect_limit, retry_partial)
     reconnect_wait = parse_duration(reconnect_delay)
     redactor = Redactor(os.environ.get(v, "") for p in PROVIDERS.values() for v in p.key_variables)
     for variable in PROXY_VARIABLES:
@@ -174,7 +177,7 @@ def fetch(
             ), base_url, redactor)
             return _run(out, request, timeouts, redactor, say, http2=http2, location=location,
                         max_redirs=max_redirs, retry=retry, retry_partial=retry_partial,
-                        retry_delay=delay, reconnect=reconnect_limit, reconnect_delay=reconnect_wait,
+                        retry_delay=delay, reconnect=reconnections, reconnect_delay=reconnect_wait,
                         record=record, verbose=verbose, transfer=transfer)
         except (BrokenPipeError, OutputFailed, KeyboardInterrupt, typer.Exit):
             raise  # run_stage ends these (the last two quietly)
@@ -349,21 +352,13 @@ def _run(out, request, timeouts, redactor, say, *, http2, location, max_redirs, 
     return ExitCode.OK
 
 
-def _reconnect_option(url, value, retry_partial):
-    """(URL, reconnections allowed) from ``--reconnect[=N]``: -1 when not given, None for no
-    limit. A bare ``--reconnect`` before the URL takes the URL as its value (click gives
-    an option with an optional value the next word): that word is the URL."""
-    if value is None:
-        return url, _NO_RECONNECT
+def _reconnect_option(reconnect: bool, limit: Optional[int], retry_partial: bool):
+    """The reconnections allowed: ``_NO_RECONNECT`` without ``--reconnect``, None for no limit."""
+    if not reconnect and limit is None:
+        return _NO_RECONNECT
     if retry_partial:
         raise FetchUsage("--reconnect resumes the stream, --retry-partial starts it again: give one")
-    if value.strip().isdigit():
-        return url, int(value)
-    if value == "":
-        return url, None
-    if url is None:
-        return value, None
-    raise FetchUsage(f"--reconnect={value}: expected a whole number of reconnections")
+    return limit
 
 
 def _reconnecting(request, timeouts, limit, delay, retry, retry_delay, options):

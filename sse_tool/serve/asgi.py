@@ -22,6 +22,12 @@ async def respond(send, status: int, headers, body: bytes) -> None:
     await send({"type": "http.response.body", "body": body, "more_body": False})
 
 
+def last_event_id(scope) -> str:
+    """The request's ``Last-Event-ID`` (UTF-8, as browsers send it), "" when there is none."""
+    raw = next((v for n, v in scope["headers"] if n.lower() == b"last-event-id"), b"")
+    return raw.decode("utf-8", "replace").strip()
+
+
 def json_error(message: str, kind: str) -> bytes:
     return json.dumps({"error": {"message": message, "type": kind}}).encode()
 
