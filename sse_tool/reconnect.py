@@ -18,8 +18,8 @@ block without an id of their own were written already, and come again: they are 
 (``since``) and the same number of events, arriving before the new connection sets any id,
 are dropped. A server that resumes elsewhere sets an id before them, and nothing is dropped.
 With no id in force there is nothing to resume from: the server starts the stream again,
-and the reset marker (``marker.py``) goes first, as ``fetch --retry-partial`` writes it,
-so that the later stages void what the earlier connections said. A byte order mark
+and the reset marker (``marker.py``) goes first when events were written, as ``fetch
+--retry-partial`` writes it, so that the later stages void what the earlier connections said. A byte order mark
 starting a later connection is dropped (it may start a stream, not sit inside one).
 
 The provider's terminal event (``[DONE]``, ``message_stop``, ...) or error event, read by
@@ -62,8 +62,8 @@ class Resumer:
         self.progress = 0
         #: connections whose body began
         self.connections = 0
-        #: whether anything was written yet
-        self.wrote = False
+        #: events written, all connections together
+        self.written = 0
         self._max_event_size = max_event_size
         self._since = 0  # events written after the block that set last_id
         self._watch = _Terminal()
@@ -96,7 +96,7 @@ class Resumer:
         if later and not resumed:  # the stream starts again
             self._since = 0
             self._watch = _Terminal()
-            self._reset_due = self.wrote
+            self._reset_due = self.written > 0
 
     def feed(self, chunk: bytes) -> bytes:
         """Bytes of the connection's body; returns what to write now."""
@@ -158,6 +158,7 @@ class Resumer:
 
     def _pass(self, event: SseEvent) -> None:
         self.progress += 1
+        self.written += 1
         if not self.terminal and self._watch.feed(event):
             self.terminal = True
 
@@ -184,7 +185,6 @@ class Resumer:
             self._reset_due = False
             out = (b"" if self._last_byte in b"\r\n" else b"\n") + RESET_MARKER + out
         self._last_byte = out[-1:]
-        self.wrote = True
         return out
 
 

@@ -44,13 +44,7 @@ class SpecServer:
         return b"".join(block for _, block in self.blocks)
 
     def after(self, last_id: str | None) -> list[bytes] | None:
-        """The blocks after the first block that set ``last_id``; None for an unknown id."""
-        if last_id is None:
-            return [block for _, block in self.blocks]
-        for i, (block_id, _) in enumerate(self.blocks):
-            if block_id == last_id:
-                return [block for _, block in self.blocks[i + 1:]]
-        return None
+        return blocks_after(self.blocks, last_id)
 
     def last_event_ids(self) -> list[str | None]:
         return [headers.get("last-event-id") for _, headers in self.requests]
@@ -112,13 +106,26 @@ class _Handler(QuietHandler):
             pass
 
 
+def blocks_after(blocks: list[tuple[str | None, bytes]], last_id: str | None) -> list[bytes] | None:
+    """The blocks after the first block that set ``last_id`` (all of them without one);
+    None for an id no block set."""
+    if last_id is None:
+        return [block for _, block in blocks]
+    for i, (block_id, _) in enumerate(blocks):
+        if block_id == last_id:
+            return [block for _, block in blocks[i + 1:]]
+    return None
+
+
 def blocks_with_ids(body: bytes, every: int = 1) -> list[tuple[str | None, bytes]]:
-    """An LF-separated stream cut into blocks, each ``every``-th block given ``id: N`` (N
-    counting blocks from 1), as a server that numbers its events writes it."""
+    """A stream (LF or CRLF line ends) cut into blocks, the first and each ``every``-th after it
+    given ``id: N`` (N counting blocks from 1), as a server that numbers its events does."""
+    blank = b"\r\n\r\n" if b"\r\n\r\n" in body else b"\n\n"
+    nl = blank[:len(blank) // 2]
     out = []
-    for n, block in enumerate(body.split(b"\n\n")[:-1], 1):
-        if n % every == 0:
-            out.append((str(n), b"id: %d\n%s\n\n" % (n, block)))
+    for n, block in enumerate(body.split(blank)[:-1], 1):
+        if (n - 1) % every == 0:
+            out.append((str(n), b"id: %d%s%s%s" % (n, nl, block, blank)))
         else:
-            out.append((None, block + b"\n\n"))
+            out.append((None, block + blank))
     return out

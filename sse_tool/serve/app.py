@@ -43,8 +43,8 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from urllib.parse import parse_qsl
 
-from .asgi import (MAX_REQUEST_SIZE, ClientGone, Departure, RequestBody, TooLarge, encode_headers,
-                   json_error, last_event_id, respond, too_large)
+from .asgi import (MAX_REQUEST_SIZE, Departure, RequestBody, encode_headers, json_error,
+                   last_event_id, read_body, respond)
 from .assemble import assemble, can_assemble
 from .faults import End, FaultError, FaultPlan, Wait, Write, error_answer, error_body, parse_faults, shape
 from .gate import NOTE
@@ -106,17 +106,8 @@ class StreamApp:
         if scope["type"] != "http":
             return
         notes: list[str] = scope.get(NOTE, [])
-        body = RequestBody(scope, receive, self._limit)
-        try:
-            if body.declared_too_large:
-                raise TooLarge()
-            data = await body.read()
-        except TooLarge:
-            notes.append("request body over the limit")
-            await respond(send, *too_large(self._limit))
-            return
-        except ClientGone:
-            notes.append("client left")
+        data = await read_body(RequestBody(scope, receive, self._limit), send, notes)
+        if data is None:
             return
         headers = {}
         for name, value in scope["headers"]:

@@ -87,6 +87,21 @@ class RequestBody:
         return b"".join([chunk async for chunk in self.chunks()])
 
 
+async def read_body(body: RequestBody, send, notes: list[str]) -> bytes | None:
+    """The whole request body; None when there is none to read (answered 413 past the
+    limit, or the client went away), the reason in ``notes``."""
+    try:
+        if body.declared_too_large:
+            raise TooLarge()
+        return await body.read()
+    except TooLarge:
+        notes.append("request body over the limit")
+        await respond(send, *too_large(body.limit))
+    except ClientGone:
+        notes.append("client left")
+    return None
+
+
 def too_large(limit: int) -> tuple[int, list[tuple[str, str]], bytes]:
     """The 413 answer, as arguments of ``respond``."""
     return 413, [("Content-Type", "application/json")], json_error(

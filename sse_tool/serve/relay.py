@@ -41,7 +41,7 @@ from ..mask import Masker, mask
 from ..presets import ANTHROPIC_VERSION
 from ..redact import SECRET_PARAMS, is_secret_header
 from .asgi import (MAX_REQUEST_SIZE, ClientGone, Departure, RequestBody, TooLarge, encode_headers,
-                   json_error, last_event_id, respond, too_large)
+                   json_error, last_event_id, read_body, respond, too_large)
 from .gate import NOTE
 from .resumable import Hasher, request_key
 from .target import AllowedPaths, PathNotAllowed, RefusedTarget, check_target
@@ -237,14 +237,8 @@ class Relay:
 
     async def _resume(self, method: str, url: httpx.URL, body: RequestBody, last_id: str, send,
                       notes: list[str]) -> None:
-        try:
-            data = await body.read()
-        except TooLarge:
-            notes.append("request body over the limit")
-            await respond(send, *too_large(self._limit))
-            return
-        except ClientGone:
-            notes.append("client left before its request body was complete")
+        data = await read_body(body, send, notes)
+        if data is None:
             return
         digest = Hasher()
         digest.update(data)
