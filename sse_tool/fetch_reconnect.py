@@ -108,7 +108,10 @@ def reconnecting(
             wait = waits.after(resumer.progress > 0, resumer.retry)
             why = _declined(wait, waits, resumer, deadline, clock)
             if why:
-                yield Notice(f"{_ending(ended)}; not reconnecting: {why}")
+                if ended is None:
+                    yield Notice(f"{_ending(ended)}; not reconnecting: {why}")
+                else:  # said once, with the failure (and in its exit marker)
+                    ended.args = (f"{ended}; not reconnecting: {why}",)
                 stop = True
         if stop:
             if tail := resumer.finish():

@@ -115,7 +115,7 @@ def backoff(base: float, cap: float, attempt: int, uniform: float) -> float:
     """The wait before retry number ``attempt`` (1 for the first): exponential, capped, with
     "equal jitter" (``uniform`` in [0, 1]): between half and all of the step, so clients
     that failed together do not retry together, yet never at once."""
-    step = min(cap, base * 2 ** (attempt - 1))
+    step = min(cap, base * 2.0 ** min(attempt - 1, 1000))  # (a float power past 1024 overflows)
     return step / 2 + uniform * step / 2
 
 

@@ -3,7 +3,8 @@
 Written from the spec, not from sse-tool's code, so that ``fetch --reconnect`` is tested
 against a server that knows nothing of it. The stream is a list of blocks, each given with
 the id it sets (None: none); a request with ``Last-Event-ID: X`` gets the blocks after the
-first block that set X (an unknown id gets 400), without it the whole stream. What each
+first block that set X (an unknown id gets 400, and 204 when none follows: the spec's way
+to stop a client), without it the whole stream. What each
 connection does is decided by ``plan(n, last_event_id)`` (n: 1 for the first request),
 which returns a dict:
 
@@ -36,7 +37,7 @@ class SpecServer:
         self._httpd.daemon_threads = True
         self._httpd.app = self
         self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}/events"
-        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
+        threading.Thread(target=self._httpd.serve_forever, args=(0.05,), daemon=True).start()
 
     @property
     def body(self) -> bytes:
@@ -69,6 +70,8 @@ class _Handler(QuietHandler):
         body = b""
         if blocks is None:
             status, body = 400, b"unknown Last-Event-ID"
+        elif last_id is not None and not blocks and "status" not in plan:
+            status = 204  # nothing after that event: the client is told to stop
         if status != 200:
             self.send_response(status)
             self.send_header("Content-Type", "text/plain")

@@ -144,7 +144,6 @@ def fetch(
         idle=_duration(idle_timeout), total=_duration(max_time),
     )
     delay = parse_duration(retry_delay)
-    reconnections = _reconnect_option(reconnect, reconnect_limit, retry_partial)
     reconnect_wait = parse_duration(reconnect_delay)
     redactor = Redactor(os.environ.get(v, "") for p in PROVIDERS.values() for v in p.key_variables)
     for variable in PROXY_VARIABLES:
@@ -170,6 +169,7 @@ def fetch(
         nonlocal out
         out = Output()
         try:
+            reconnections = _reconnect_option(reconnect, reconnect_limit, retry_partial)
             request = _request(url, method, header or [], data, json_data, provider, Generation(
                 model=model or "", prompt=prompt or "", system=system, max_tokens=max_tokens,
                 temperature=temperature, reasoning=reasoning,
