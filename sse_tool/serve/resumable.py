@@ -129,6 +129,8 @@ class Resumable:
         try:
             async for chunk in response.aiter_bytes():  # gzip and deflate undone here
                 self._add(stream, tagger.feed(scrubber.feed(chunk)))
+                while self.store.held_back(stream):  # its clients lag: read no faster than they
+                    await self._changed[stream.name].wait()
             pieces = tagger.feed(scrubber.close())
             if rest := tagger.close():
                 pieces.append((None, rest))
@@ -159,7 +161,7 @@ class Resumable:
     async def _send(self, stream: Buffered, seq: int, send, notes: list[str]) -> None:
         """The stream from piece ``seq`` on, live, until it ends (the relay cancels this
         when the client leaves)."""
-        self.store.attach(stream)
+        cursor = self.store.attach(stream, seq)
         try:
             await send({"type": "http.response.start", "status": stream.status,
                         "headers": encode_headers(stream.headers)})
@@ -173,6 +175,10 @@ class Resumable:
                     seq += len(pieces)
                     await send({"type": "http.response.body", "body": b"".join(pieces),
                                 "more_body": True})
+                    cursor.seq = seq
+                    if self.store.size > self.store.limit:  # a held-back upstream may go on
+                        self.store.trim()
+                        self._notify(stream)
                     continue
                 if stream.done is not None or changed is None:
                     if stream.done == "finish":
@@ -186,7 +192,8 @@ class Resumable:
                 notes.append("the upstream is read on")
             raise
         finally:
-            self.store.detach(stream, self._clock())
+            self.store.detach(stream, cursor, self._clock())
+            self._notify(stream)
             if stream.readers == 0 and stream.done is None:
                 asyncio.get_running_loop().call_later(self.store.ttl, self._expire)
 

@@ -15,11 +15,15 @@ whole blocks leave the tagger: the line may only be added once a block is known 
 event, which its blank line tells.
 
 Bounds. ``limit`` is the bytes all streams may buffer together: past it, the oldest piece
-of the largest stream goes. A stream ends ``ttl`` seconds after its upstream finished, or
-after its last client left (the upstream request is then abandoned: nobody came back for
-it). At most ``max_streams`` are held; a new one past that replaces the oldest finished
-one, or is refused. The buffer holds what clients were sent: the key is masked before
-anything reaches it.
+of the largest stream goes, but never a piece a connected client has not been sent yet.
+When only such pieces are left, the stream whose clients lag is ``held_back``: its
+upstream is not read until they catch up (as a plain relay reads no faster than its
+client), so the store exceeds its limit by no more than the last chunk each stream read.
+A stream ends ``ttl`` seconds after its upstream finished, or after its last client left
+(the upstream request is then abandoned: nobody came back for it). At most
+``max_streams`` are held; a new one past that replaces the oldest finished one, or is
+refused. The buffer holds what clients were sent: the key is masked before anything
+reaches it.
 """
 
 from __future__ import annotations
@@ -113,10 +117,20 @@ class Buffered:
     #: None while the upstream goes on; then "finish" or "cut"
     done: str | None = None
     finished: float | None = None
-    #: clients being sent this stream now, and since when none has been
-    readers: int = 0
+    #: where each client being sent this stream stands (the next sequence number it
+    #: needs), and since when none has been connected
+    cursors: list = field(default_factory=list)
     alone_since: float | None = None
     removed: bool = False
+
+    @property
+    def readers(self) -> int:
+        return len(self.cursors)
+
+    @property
+    def needed(self) -> int:
+        """The oldest sequence number a connected client still needs."""
+        return min((c.seq for c in self.cursors), default=self.end)
 
     @property
     def end(self) -> int:
@@ -164,6 +178,15 @@ class Buffered:
         return len(data)
 
 
+class Cursor:
+    """Where one client stands in a stream: the next piece it needs."""
+
+    __slots__ = ("seq",)
+
+    def __init__(self, seq: int) -> None:
+        self.seq = seq
+
+
 class Store:
     """The streams a resumable relay holds, within ``limit`` bytes and ``ttl`` seconds."""
 
@@ -204,21 +227,36 @@ class Store:
         for n, data in pieces:
             stream._append(n, data)
             self.size += len(data)
+        self.trim()
+
+    def trim(self) -> None:
+        """Past the limit, drop the oldest pieces no connected client needs, largest stream first."""
         while self.size > self.limit:
-            largest = max(self._streams.values(), key=lambda s: s.size)
-            self.size -= largest._drop_oldest()
+            free = [s for s in self._streams.values() if s.first < s.needed]
+            if not free:
+                return
+            self.size -= max(free, key=lambda s: s.size)._drop_oldest()
+
+    def held_back(self, stream: Buffered) -> bool:
+        """Whether the stream's upstream should wait for its clients: the store is past its
+        limit and what is left is what they have not been sent."""
+        return self.size > self.limit and stream.needed < stream.end
 
     def finish(self, stream: Buffered, how: str, now: float) -> None:
         stream.done, stream.finished = how, now
 
-    def attach(self, stream: Buffered) -> None:
-        stream.readers += 1
+    def attach(self, stream: Buffered, seq: int) -> Cursor:
+        """A client to be sent the stream from piece ``seq`` on (it moves ``cursor.seq``)."""
+        cursor = Cursor(seq)
+        stream.cursors.append(cursor)
         stream.alone_since = None
+        return cursor
 
-    def detach(self, stream: Buffered, now: float) -> None:
-        stream.readers -= 1
-        if stream.readers == 0:
+    def detach(self, stream: Buffered, cursor: Cursor, now: float) -> None:
+        stream.cursors.remove(cursor)
+        if not stream.cursors:
             stream.alone_since = now
+        self.trim()
 
     def expire(self, now: float) -> list[Buffered]:
         """Forget the streams past their time, and return them: those still live (left
