@@ -70,7 +70,8 @@ def check_text(head: bytes, final: bool = False) -> bool:
             return True
         if end == len(head) and known.startswith(line):  # "da" may still become "data:"
             return final  # at the end: a stream cut in its first line
-    if whole:  # a first line that an earlier stage's marker cut short is a cut stream
+    if whole and any(known.startswith(line) for known in _SSE_STARTS):
+        # the start of a field name, then an earlier stage's marker: a stream cut short
         after = head[end + (2 if head[end:end + 2] == b"\r\n" else 1):]
         if after.startswith(LINE_STARTS):
             return True
