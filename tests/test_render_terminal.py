@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import io
 import subprocess
 import sys
 
 import pyte
-from rich.console import Console
 
 from .support import FIXTURES
 from sse_tool.model import Channel, Delta, End, Reset, Status, ToolCall
@@ -19,14 +17,15 @@ WIDTH, HEIGHT = 80, 24
 
 
 class Screen:
-    """A capture console, the painter over it, and what a terminal would show."""
+    """The terminal view over an injected writer, the painter over it, and what a
+    terminal (pyte, scrollback included) shows of what it wrote."""
 
-    def __init__(self, **view_options) -> None:
-        self.file = io.StringIO()
-        console = Console(file=self.file, width=WIDTH, height=HEIGHT, force_terminal=True,
-                          color_system=None, _environ={})
+    def __init__(self, width: int = WIDTH, height: int = HEIGHT, **view_options) -> None:
+        self.out: list[str] = []
+        self.width, self.height = width, height
         self.now = 0.0
-        self.painter = Painter(TerminalView(console, **view_options), lambda: self.now)
+        view = TerminalView(self.out.append, lambda: (self.width, self.height), colour=False, **view_options)
+        self.painter = Painter(view, lambda: self.now)
 
     def feed(self, records, step: float = 0.05) -> None:
         for record in records:
@@ -34,10 +33,22 @@ class Screen:
             self.painter.feed(record)
             self.painter.tick()
 
+    def written(self) -> str:
+        return "".join(self.out)
+
+    def all_lines(self) -> list[str]:
+        """Scrollback and screen, each row without its trailing blanks."""
+        screen = pyte.HistoryScreen(self.width, self.height, history=10000)
+        pyte.Stream(screen).feed(self.written())
+        rows = [[line[x].data for x in range(self.width)] for line in screen.history.top]
+        rows += [[screen.buffer[y][x].data for x in range(self.width)] for y in range(self.height)]
+        lines = ["".join(row).rstrip() for row in rows]
+        while lines and not lines[-1]:
+            lines.pop()
+        return lines
+
     def lines(self) -> list[str]:
-        screen = pyte.Screen(WIDTH, HEIGHT)
-        pyte.Stream(screen).feed(self.file.getvalue().replace("\n", "\r\n"))
-        return [line.rstrip() for line in screen.display]
+        return self.all_lines()
 
     def text(self) -> str:
         return "\n".join(line for line in self.lines() if line)
