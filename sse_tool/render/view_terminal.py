@@ -103,14 +103,14 @@ class TerminalView:
         self.write(self.screen.paint(commit, [_cut(row, width) for row in tail], width))
 
     def note(self, text: str, now: float) -> None:
-        self._pending.append(self._style("\u00bb " + clean(text), "dim"))
+        self._pending += self._lines("\u00bb " + clean(text), "dim", self.size()[0])
 
     def reset(self, draft: Draft, now: float) -> None:
         if self._committed_any or self._reasoning_done:
             text = "\u21bb the stream restarted: the text above belongs to a discarded attempt"
         else:
             text = "\u21bb the stream restarted: the previous attempt was discarded"
-        self._pending.append(self._style(text, "yellow"))
+        self._pending += self._lines(text, "yellow", self.size()[0])
         self.policy.reset()
         self._start_attempt()
 
@@ -125,19 +125,19 @@ class TerminalView:
         for call in draft.tool_calls():
             commit.append(self._style(_cut("\u2699 " + tool_line(call), width), "cyan"))
         if draft.refusal:
-            commit.append(self._style(f"\u2298 the model refused: {clean(draft.refusal)}", "bold yellow"))
+            commit += self._lines(f"\u2298 the model refused: {clean(draft.refusal)}", "bold yellow", width)
         if complete:
             if not answer and not draft.tool_calls() and not draft.refusal:
                 commit.append(self._style("(the answer is empty)", "dim"))
             if stopped_early(end.stop_reason):
-                commit.append(self._style(f"\u26a0 the model stopped early: {end.stop_reason}", "bold yellow"))
+                commit += self._lines(f"\u26a0 the model stopped early: {end.stop_reason}", "bold yellow", width)
             elif end.detail:
-                commit.append(self._style(f"\u26a0 {clean(end.detail)}", "bold yellow"))
+                commit += self._lines(f"\u26a0 {clean(end.detail)}", "bold yellow", width)
             line = footer(draft, end, now) if self.show_footer else None
             if line:
                 commit.append(self._style(_cut(line, width), "dim"))
         else:
-            commit += self._failure(end, answer, shown)
+            commit += self._failure(end, answer, shown, width)
         self.write(self.screen.close(commit, width))
 
     def abort(self, draft: Draft, now: float, why: str | None = "interrupted") -> None:
@@ -150,12 +150,12 @@ class TerminalView:
         self._answer_rows(shown, commit, width, 0, final=True)
         if why:
             said = ": the answer above is incomplete" if shown.strip() else ""
-            commit.append(self._style(f"\u23f9 {why}{said}", "bold red"))
+            commit += self._lines(f"\u23f9 {why}{said}", "bold red", width)
         self.write(self.screen.close(commit, width))
 
     # -- what the rows are --------------------------------------------------------------
 
-    def _failure(self, end: End, answer: str, shown: str) -> list[str]:
+    def _failure(self, end: End, answer: str, shown: str, width: int) -> list[str]:
         if end.status is Status.ERROR:
             err = end.error or {}
             message = f"\u2717 provider error: {err.get('type', 'error')}: {err.get('message', '')}"
@@ -164,14 +164,18 @@ class TerminalView:
             message = f"\u2717 the response was cut off before it finished{detail}; it can be retried"
         else:
             message = f"\u2717 {end.detail or 'an earlier stage failed'}"
-        rows = [self._style(clean(message), "bold red")]
+        rows = self._lines(clean(message), "bold red", width)
         if shown.strip():
-            rows.append(self._style("  the answer above is incomplete", "red"))
+            rows += self._lines("  the answer above is incomplete", "red", width)
         held = len(answer.split()) - len(shown.split())
         if held > 0:
-            rows.append(self._style(f"  the rest of the partial answer ({held} words) is not shown; "
-                                    "--on-truncate keep shows it", "red"))
+            rows += self._lines(f"  the rest of the partial answer ({held} words) is not shown; "
+                                "--on-truncate keep shows it", "red", width)
         return rows
+
+    def _lines(self, text: str, style: str, width: int) -> list[str]:
+        """A message as committed rows: wrapped by words, each row styled."""
+        return [self._style(row, style) for row, _ in wrap(text, width)]
 
     def _answer_rows(self, text: str, commit: list[str], width: int, budget: int, final: bool) -> list[str]:
         """Commit what of ``text`` is finished; the rows of the open part (or, ``final``,
