@@ -106,7 +106,7 @@ class TerminalView:
         self._pending += self._lines("\u00bb " + clean(text), "dim", self.size()[0])
 
     def reset(self, draft: Draft, now: float) -> None:
-        if self._committed_any or self._reasoning_done:
+        if self._committed_any or self._thought:
             text = "\u21bb the stream restarted: the text above belongs to a discarded attempt"
         else:
             text = "\u21bb the stream restarted: the previous attempt was discarded"
