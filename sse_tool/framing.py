@@ -52,6 +52,8 @@ def sniff(head: bytes, final: bool = False) -> str | None:
         if start is None:
             return None
         head = head[start:]
+        if head[:1] == b"\0":  # text before it: binary, refused as such
+            return "sse"
     if head[:1] == b"\0":  # an event-stream message's length starts with a zero byte
         if len(head) >= PRELUDE:
             return "aws-eventstream" if looks_like_prelude(head) else "sse"  # sse: binary, refused
@@ -157,7 +159,9 @@ class AutoFramer:
                 check_text(head, final=True)  # anything else must begin like SSE
                 kind = "sse"
             self._choose(kind)
-            self._framer.feed(head)
+            items = self._framer.feed(head)  # what the short input held (a marker, say)
+            end = self._framer.close()
+            return end._replace(items=(*items, *end.items)) if items else end
         return self._framer.close()
 
     def _choose(self, kind: str) -> None:
