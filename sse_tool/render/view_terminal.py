@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 
 from ..model import End, Status, stopped_early
-from .blocks import is_open_fence, split
+from .blocks import Splitter, is_open_fence
 from .draft import Draft
 from .footer import footer
 from .release import DeltaRelease
@@ -67,6 +67,7 @@ class TerminalView:
 
     def _start_attempt(self) -> None:
         self._done = 0  # characters of the answer committed
+        self._splitter = Splitter()  # the answer's Markdown blocks (--markdown)
         self._gap = False  # a paragraph break is owed before the next committed row
         self._committed_any = False  # rows of this attempt's answer are on screen
         self._thought = False  # the reasoning is over: its summary (or text) is committed
@@ -184,7 +185,7 @@ class TerminalView:
         if not open_text:
             return []
         if self.markdown:
-            return self._markdown_rows(open_text, commit, width, budget, final)
+            return self._markdown_rows(text, commit, width, budget, final)
         if final:
             self._commit_text(open_text.rstrip("\n"), commit, width)
             self._done = len(text)
@@ -207,17 +208,18 @@ class TerminalView:
             rows = rows[-budget:]
         return [row for row, _ in rows]
 
-    def _markdown_rows(self, open_text: str, commit: list[str], width: int, budget: int, final: bool) -> list[str]:
-        blocks, start = split(open_text if not final else open_text + "\n\n")
-        for block in blocks:
+    def _markdown_rows(self, text: str, commit: list[str], width: int, budget: int, final: bool) -> list[str]:
+        """Finished blocks rendered into the scrollback once; the open block's last rows."""
+        splitter = self._splitter
+        for block in splitter.feed(text if not final else text + "\n\n"):
             self._commit_rows(self._render_markdown(block, width), commit, gap=True)
-        self._done += min(start, len(open_text))
-        rest = open_text[start:]
-        if final or not rest.strip():
+        self._done = min(splitter.start, len(text))
+        if final or not text[self._done:].strip():
             return []
-        code = is_open_fence(rest)
-        rows = [row for line in rest.split("\n") for row, _ in wrap(clean(line), width)]
-        rows = rows[1:] if code and len(rows) > 1 else rows  # the fence line itself is not code
+        code = is_open_fence(text[self._done:self._done + 16])
+        rows = self._last_rows(text[self._done:], width, budget + 1)  # only the end is wrapped
+        if code and len(rows) <= budget:  # the whole block is there: its fence line is no code
+            rows = rows[1:]
         return [self._style(row, "cyan") if code else row for row in rows[-budget:]]
 
     def _render_markdown(self, block: str, width: int) -> list[str]:
