@@ -32,13 +32,12 @@ from collections.abc import Callable
 
 from .decode import BOM
 from .errors import BadInput
+from .marker import reset_after
 from .normalize import parse_payload
 from .providers import PROVIDERS, recognise
 from .retry import Wait, backoff
 from .sse import DEFAULT_MAX_EVENT_SIZE, SseEvent, SseParser
 
-#: what goes before the bytes of a connection that starts the stream again
-RESET_MARKER = b": sse-tool reset\n\n"
 #: the longest wait a backoff grows to (unless the server's ``retry`` is longer)
 MAX_BACKOFF = 30.0
 #: the shortest backoff step after repeated failures, whatever ``retry`` says (a server
@@ -183,7 +182,7 @@ class Resumer:
             return b""
         if self._reset_due:
             self._reset_due = False
-            out = (b"" if self._last_byte in b"\r\n" else b"\n") + RESET_MARKER + out
+            out = reset_after(self._last_byte) + out
         self._last_byte = out[-1:]
         return out
 

@@ -13,7 +13,7 @@ import pytest
 
 from sse_tool.fetch import BodyCut, ConnectionFailed, HttpError, Request, Timeouts
 from sse_tool.fetch_reconnect import Notice, reconnecting
-from sse_tool.reconnect import RESET_MARKER
+from sse_tool.marker import RESET_LINE as RESET_MARKER
 
 from .eventsource_server import SpecServer, blocks_with_ids
 from .serve_process import ServeProcess, fetch

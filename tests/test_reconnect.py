@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 from sse_tool.decode import BOM
 from sse_tool.framing import AutoFramer
-from sse_tool.reconnect import MIN_BACKOFF, RESET_MARKER, Resumer, Waits
+from sse_tool.marker import RESET_LINE as RESET_MARKER
+from sse_tool.reconnect import MIN_BACKOFF, Resumer, Waits
 from sse_tool.sse import SseParser
 from sse_tool.wire import dumps, event_record
 
