@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from sse_tool.model import Channel, Delta, End, Reset, Status, ToolCall, Usage
-from sse_tool.painter import SPINNER_DELAY, Painter
+from sse_tool.render.throttle import SPINNER_DELAY, Painter
 
 
 class FakeClock:

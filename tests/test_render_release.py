@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sse_tool.model import Channel, Delta, End, Status, ToolCall
-from sse_tool.painter import Painter
+from sse_tool.render.throttle import Painter
 from sse_tool.render.release import SentenceRelease, make_policy
 from sse_tool.render.view_plain import PlainView
 

@@ -9,7 +9,7 @@ import pyte
 
 from .support import FIXTURES
 from sse_tool.model import Channel, Delta, End, Reset, Status, ToolCall
-from sse_tool.painter import Painter
+from sse_tool.render.throttle import Painter
 from sse_tool.pipeline import RecordReader
 from sse_tool.render.release import make_policy
 from sse_tool.render.view_terminal import TerminalView

@@ -24,8 +24,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .model import End, Note, Record, Reset
-from .render.draft import Draft
+from ..model import End, Note, Record, Reset
+from .draft import Draft
 
 #: before the first delta, a view that animates gets a frame this long after start ...
 SPINNER_DELAY = 0.3
