@@ -41,6 +41,7 @@ from http import HTTPStatus
 
 from ..errors import ExitCode, SseToolError
 from ..replay import EventEnds, RateError, Step, parse_rate
+from ..units import parse_duration
 
 #: what ``keepalive`` writes: a comment line, which every SSE parser ignores
 KEEPALIVE = b": keep-alive\n"
@@ -145,7 +146,7 @@ def _value(name: str, value: str):
             raise ValueError("an HTTP status from 200 to 599")
         return number
     if name in ("first_byte_delay", "chunk_delay", "keepalive"):
-        seconds = _duration(value)
+        seconds = parse_duration(value)
         if name == "keepalive" and seconds <= 0:
             raise ValueError("must be more than 0")
         return seconds
@@ -183,17 +184,6 @@ def _int(value: str) -> int:
     if not value.isdigit():
         raise ValueError("expected a whole number")
     return int(value)
-
-
-def _duration(value: str) -> float:
-    import typer
-
-    from ..cli._edge import parse_duration
-
-    try:
-        return parse_duration(value)
-    except typer.BadParameter:
-        raise ValueError("not a duration (try 50ms, 2s or 1m)") from None
 
 
 # -- the actions -------------------------------------------------------------------------
