@@ -22,8 +22,11 @@ MiB = 2**20
 def peak_rss(args: list[str], pieces, repeat: int, head: bytes = b"", tail: bytes = b"") -> tuple[int, int]:
     """(exit status, peak RSS in bytes) of ``sse-tool ARGS`` fed ``head``, then ``pieces``
     ``repeat`` times, then ``tail``, through a pipe."""
+    # A preexec_fn makes subprocess fork rather than vfork: a vforked child's ru_maxrss
+    # starts at this test process's own peak (Linux keeps the high-water mark of the memory
+    # it leaves at exec), so a test run that grew past the limit would fail every case.
     proc = subprocess.Popen([*SSE_TOOL, *args], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, env=clean_env())
+                            stderr=subprocess.DEVNULL, env=clean_env(), preexec_fn=os.getpid)
 
     def write() -> None:
         try:
