@@ -3,9 +3,11 @@
     python .ci/smoke.py --bin DIR --man DIR --version X.Y.Z [--label NAME]
 
 DIR of --bin holds the installed ``sse-tool`` command (a venv's bin, pipx's bin folder);
-DIR of --man is the MANPATH entry its pages were installed to (holding man1/). The command
-must be the installed package, not the checkout: the module it runs is looked up, and must
-come from outside the checkout and be a regular (not editable) install of version X.Y.Z.
+DIR of --man is where its pages are expected (holding man1/): ``man`` must find them there
+as a user's ``man`` does, with no MANPATH, from the bin folder on PATH (man-db looks in
+../share/man beside each PATH entry). The command must be the installed package, not the
+checkout: the module it runs is looked up, and must come from outside the checkout and be
+a regular (not editable) install of version X.Y.Z.
 
 Checks: --version (and -v) against X.Y.Z, --help of the tool and of every command, ``man``
 for the tool and each command from DIR, render of a sample given by its path (complete and
@@ -63,9 +65,10 @@ def main() -> None:
         fail(f"the working folder {work} is inside the checkout")
     # only the installed command and the system's tools; nothing from the checkout or a venv
     env = {k: v for k, v in os.environ.items()
-           if k not in ("PYTHONPATH", "PYTHONHOME", "PYTHONUNBUFFERED", "VIRTUAL_ENV", "PYTHONSTARTUP")}
+           if k not in ("PYTHONPATH", "PYTHONHOME", "PYTHONUNBUFFERED", "VIRTUAL_ENV", "PYTHONSTARTUP",
+                        "MANPATH")}
     env.update(PATH=os.pathsep.join([str(bindir), "/usr/local/bin", "/usr/bin", "/bin"]),
-               MANPATH=str(mandir), MANPAGER="cat", PAGER="cat", MANWIDTH="80", LC_ALL="C.UTF-8")
+               MANPAGER="cat", PAGER="cat", MANWIDTH="80", LC_ALL="C.UTF-8")
 
     def run(argv: list[str], stdin: bytes | None = None, text: bool = True) -> subprocess.CompletedProcess:
         out = subprocess.run(argv, cwd=work, env=env, input=stdin, capture_output=True, timeout=120)
