@@ -140,17 +140,22 @@ def main() -> int:
         outside = [name for name in members if not (name + "/").startswith(top)]
         if outside:
             problem(f"sdist: entries outside {top}: {outside}")
-        sdist_meta = tar.extractfile(members[top + "PKG-INFO"]).read().decode()
-        sdist_license = tar.extractfile(members[top + "LICENSE"]).read()
+        def read(name: str) -> bytes | None:
+            member = members.get(top + name)
+            return tar.extractfile(member).read() if member is not None and member.isfile() else None
+
+        sdist_meta = read("PKG-INFO")
+        sdist_license = read("LICENSE")
     expected = {f for f in files
                 if f.startswith(SDIST_TREES) or f in SDIST_FILES or SDIST_PAGES.fullmatch(f)}
     compare("sdist", in_sdist, expected | SDIST_GENERATED)
-    if sdist_license != (ROOT / "LICENSE").read_bytes():
+    if sdist_license is not None and sdist_license != (ROOT / "LICENSE").read_bytes():
         problem("sdist: LICENSE differs from the checkout's")
     for needed in ("tests/fixtures/MANIFEST.md", "tests/schemas/SARIF-LICENSE.md"):
         if needed in files and needed not in in_sdist:
             problem(f"sdist: the fixtures ship without their attribution {needed}")
-    metadata(sdist_meta, "sdist PKG-INFO", version)
+    if sdist_meta is not None:  # else reported missing above
+        metadata(sdist_meta.decode(), "sdist PKG-INFO", version)
 
     # the wheel
     info = f"sse_tool-{version}.dist-info/"
@@ -170,9 +175,12 @@ def main() -> int:
             licence = whl.read(info + "licenses/LICENSE")
             if licence != (ROOT / "LICENSE").read_bytes() or b"Apache License" not in licence:
                 problem("wheel: licenses/LICENSE is not the checkout's Apache-2.0 LICENSE")
-        if "sse-tool = sse_tool.entry:main" not in whl.read(info + "entry_points.txt").decode():
+        def read(name: str) -> str:  # a missing file is reported above
+            return whl.read(name).decode() if name in in_wheel else ""
+
+        if "sse-tool = sse_tool.entry:main" not in read(info + "entry_points.txt"):
             problem("wheel: no sse-tool console script")
-        pythons = metadata(whl.read(info + "METADATA").decode(), "wheel METADATA", version)
+        pythons = metadata(read(info + "METADATA"), "wheel METADATA", version)
 
     if args.pythons:
         if problems:
