@@ -102,8 +102,7 @@ def faithful(tmp_path_factory) -> subprocess.CompletedProcess:
 
 
 def test_a_faithful_build_passes_and_the_wheel_is_listed(faithful):
-    if "CHANGELOG.md" in faithful.stderr:
-        pytest.skip(f"the checkout's CHANGELOG.md does not release {VERSION} yet")
+    # this also holds the newest release in CHANGELOG.md to the package's version
     assert faithful.returncode == 0, faithful.stderr
     assert f"sse_tool-{VERSION}-py3-none-any.whl: " in faithful.stdout
     assert "  sse_tool/__init__.py\n" in faithful.stdout and "licenses/LICENSE" in faithful.stdout
