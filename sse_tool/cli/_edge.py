@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from .. import units
 from ..errors import ExitCode, OutputFailed, SseToolError
 
 if TYPE_CHECKING:
@@ -296,28 +297,18 @@ def _silence_outputs(stderr: bool = True) -> None:
             pass
 
 
-_SIZE = re.compile(r"(\d+)\s*([kmg]?)(i?b?)", re.I)
-_TIME = re.compile(r"(\d+(?:\.\d*)?)\s*(ms|s|m|h)?", re.I)
-#: the longest duration an option takes (about three years): longer ones overflow the
-#: clocks and waits they are added to
-MAX_SECONDS = 1e8
-
-
 def parse_size(text: str) -> int:
-    """``65536``, ``64k``, ``16MiB``, ``1G`` -> bytes (K/M/G are powers of 1024)."""
-    m = _SIZE.fullmatch(text.strip())
-    if not m:
-        raise typer.BadParameter(f"not a size: {text!r} (try 16MiB)")
-    return int(m.group(1)) * 1024 ** " kmg".index(m.group(2).lower() or " ")
+    """``16MiB`` -> bytes (``units.parse_size``); a usage error if it is not a size."""
+    return _option(units.parse_size, text)
 
 
 def parse_duration(text: str) -> float:
-    """``40ms``, ``2s``, ``1.5``, ``1m`` -> seconds (a bare number is seconds)."""
-    m = _TIME.fullmatch(text.strip())
-    if not m:
-        raise typer.BadParameter(f"not a duration: {text!r} (try 40ms, 2s or 1m)")
-    unit = (m.group(2) or "s").lower()
-    seconds = float(m.group(1)) * {"ms": 0.001, "s": 1, "m": 60, "h": 3600}[unit]
-    if seconds > MAX_SECONDS:
-        raise typer.BadParameter(f"duration too long: {text!r} (at most {MAX_SECONDS:.0e} s)")
-    return seconds
+    """``40ms`` -> seconds (``units.parse_duration``); a usage error if it is not a duration."""
+    return _option(units.parse_duration, text)
+
+
+def _option(parse: Callable[[str], float], text: str):
+    try:
+        return parse(text)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None

@@ -24,7 +24,7 @@ from ..marker import NO_STREAM
 from ..pipeline import SOURCES
 from ..providers import PROVIDERS
 from ..sse import DEFAULT_MAX_EVENT_SIZE
-from ._edge import Output, open_input, parse_duration, parse_size, read_fd, run_stage, warn
+from ._edge import Output, open_input, parse_size, read_fd, run_stage, warn
 
 From = Enum("From", {name: name for name in SOURCES}, type=str)
 Provider = Enum("Provider", {name: name for name in ["auto", *PROVIDERS]}, type=str)
@@ -108,7 +108,7 @@ def inspect(
     limit = parse_size(max_event_size)
 
     def body() -> int:
-        conditions = parse_fail_on(fail_on, parse_duration) if fail_on else []
+        conditions = parse_fail_on(fail_on) if fail_on else []
         # What is read is kept until the report (chunks, arrivals): a growing heap of
         # tuples that the cyclic collector would walk again and again (a third of the
         # time on a long recording) to find no cycle. The process ends after the report.

@@ -18,12 +18,12 @@ import typer
 
 from ..errors import BadInput, ExitCode, OutputFailed, SseToolError
 from ..model import Status, stopped_early
-from ..painter import Painter
 from ..pipeline import SOURCES, RecordReader
 from ..providers import PROVIDERS
 from ..render import persist
 from ..render.loop import pump
 from ..render.release import make_policy
+from ..render.throttle import Painter
 from ..render.view_plain import PlainView
 from ..sse import DEFAULT_MAX_EVENT_SIZE
 from ..think import MODES

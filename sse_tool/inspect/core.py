@@ -17,7 +17,7 @@ and the framer's cost is per call as much as per byte. So chunks are kept in run
 about ``RUN`` bytes and each run goes to the framer in one call; its events are then
 placed in their chunks by offset: an SSE event is dispatched by the line end that starts
 its blank line, which is ``SseEvent.end``, so it belongs to the chunk holding that byte
-(``tests/test_inspect_core.py`` checks this against chunk-by-chunk feeding, for every
+(``tests/inspect/test_inspect_core.py`` checks this against chunk-by-chunk feeding, for every
 fixture cut anywhere). Each event goes to the normalizer alone, so its records are
 placed with it. Until the framing is known, and for other framings (JSON arrays, NDJSON,
 sse-tool's own records), runs go through the reader chunk by chunk instead. Nothing is

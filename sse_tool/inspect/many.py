@@ -13,6 +13,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from ..errors import ExitCode, SseToolError
+from ..units import parse_duration
 from .figures import percentile
 from .report import VERSION, StreamReport
 
@@ -67,7 +68,7 @@ class Condition:
 _CONDITION = re.compile(r"\s*([a-z]+)\s*(?:=\s*(\S+))?\s*")
 
 
-def parse_fail_on(text: str, parse_duration) -> list[Condition]:
+def parse_fail_on(text: str) -> list[Condition]:
     """``truncated,error,stall=30s`` -> conditions, in the order given."""
     out = []
     for part in text.split(","):

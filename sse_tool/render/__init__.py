@@ -7,8 +7,9 @@
 * ``view_plain``: the answer as plain text on stdout, appended suffix by suffix;
 * ``view_terminal``: the answer for a person on a terminal, drawn with rich;
 * ``persist``: atomic file writes for ``--output`` and ``--output-json``;
+* ``throttle``: the painter, which decides *when* a view paints (at most once per
+  interval, whatever the rate of deltas); the views decide *what* it looks like;
 * ``loop``: the select()-driven read loop that feeds the painter and wakes it on time.
 
-``sse_tool.painter`` decides *when* a view paints; the views decide *what* it looks like.
 Nothing here imports rich except ``view_terminal``, so ``render`` into a pipe starts fast.
 """

@@ -13,8 +13,8 @@ import select
 from collections.abc import Callable
 
 from ..model import End
-from ..painter import Painter
 from ..pipeline import RecordReader
+from .throttle import Painter
 
 READ_SIZE = 65536
 

@@ -1,0 +1,152 @@
+"""What ``fetch`` shows and records never holds the secret it sent, against a hostile server
+that quotes it back in every place and form it can (status line, header names and
+values, body split across writes; raw, URL-encoded, JSON-escaped, base64), and a proxy
+whose 407 echoes the credentials."""
+
+from __future__ import annotations
+
+import base64
+import json
+import subprocess
+from urllib.parse import quote
+
+import pytest
+
+from sse_tool.mask import forms
+from sse_tool.recording import load_recording
+
+from ..raw_http import Catcher
+from ..support import SSE_TOOL, clean_env
+
+KEY = "sk-fetch-secret-key/0123456789+abc"
+PASSWORD = "proxy-pass-word-42"
+
+
+def every_form(secret: str) -> set[bytes]:
+    return forms(secret) | {quote(secret, safe="/").encode()}
+
+
+def run_fetch(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([*SSE_TOOL, "fetch", *args], capture_output=True, timeout=30,
+                          env=clean_env(**(env or {})))
+
+
+def _echo_everywhere(seen):
+    """A 401 that quotes the credential it got in the reason, a header name and value, and
+    the body in each form, every form split across two writes."""
+    credential = (seen.header("x-api-key") or seen.header("authorization")
+                  or seen.header("proxy-authorization") or "").encode("latin-1")
+    name = b"X-Seen-" + credential if credential.replace(b"-", b"").isalnum() else b"X-Seen"
+    pieces = [b"HTTP/1.1 401 Bad key " + credential + b"\r\nContent-Type: application/json\r\n"
+              + name + b": " + credential + b"\r\nConnection: close\r\n\r\n"]
+    body = b'{"error": {"message": "Incorrect API key provided: ' + credential + b'", "type": "x"}}\n'
+    pieces += [body[:60], body[60:]]
+    for form in sorted(every_form(KEY)):
+        pieces += [b"quoted " + form[:9], form[9:] + b"\n"]
+    return pieces
+
+
+def _assert_clean(data: bytes, secret: str) -> None:
+    for form in every_form(secret):
+        assert form not in data, form
+
+
+def test_a_401_that_quotes_the_key_everywhere_leaves_no_trace_in_the_recording_or_on_stderr(tmp_path):
+    server = Catcher("127.0.0.1", answer=_echo_everywhere)
+    rec = tmp_path / "x.rec"
+    try:
+        done = run_fetch("-H", f"x-api-key: {KEY}", "--record", str(rec), server.base + "/v1/messages")
+    finally:
+        server.close()
+    assert done.returncode == 6 and done.stdout == b""
+    _assert_clean(done.stderr, KEY)
+    data = rec.read_bytes()
+    _assert_clean(data, KEY)
+    recording = load_recording(rec)
+    body = recording.body
+    # Same-length masks: the body keeps its size, and its chunks their boundaries.
+    expected = b"".join(_echo_everywhere(server.seen[0])[1:])
+    assert len(body) == len(expected) and body.count(b"*" * len(KEY)) >= 2
+    assert "<redacted>" in recording.response.reason
+    assert all("<redacted>" in n or n == "X-Seen" for n, _ in recording.response.headers if n.startswith("X-Seen"))
+
+
+def test_a_key_split_across_stream_chunks_is_masked_in_the_recording_with_its_chunk_times(tmp_path):
+    key_bytes = KEY.encode()
+
+    def stream(seen):
+        return [b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n",
+                b'data: {"i": 0}\n\ndata: {"echo": "' + key_bytes[:5], key_bytes[5:20],
+                key_bytes[20:] + b'"}\n\n', b'data: {"i": 1}\n\n']
+    server = Catcher("127.0.0.1", answer=stream)
+    rec = tmp_path / "s.rec"
+    try:
+        done = run_fetch("-H", f"Authorization: Bearer {KEY}", "--record", str(rec), server.base + "/s")
+    finally:
+        server.close()
+    assert done.returncode == 0
+    assert done.stdout == b"".join(stream(None)[1:])  # stdout is the stream as it came
+    recording = load_recording(rec)
+    assert KEY.encode() not in rec.read_bytes()
+    assert recording.body == b"".join(stream(None)[1:]).replace(key_bytes, b"*" * len(KEY))
+    assert len(recording.chunks) == 4  # one per write, as they arrived
+    times = [c.time for c in recording.chunks]
+    assert times == sorted(times) and times[-1] - times[0] >= 0.1
+
+
+def test_basic_credentials_from_the_url_are_masked_raw_and_in_base64(tmp_path):
+    basic = base64.b64encode(f"alice:{PASSWORD}".encode()).decode()
+
+    def echo(seen):
+        return [b"HTTP/1.1 403 Forbidden\r\nConnection: close\r\n\r\n",
+                f"you sent {seen.header('authorization')} = alice:{PASSWORD}\n".encode()]
+    server = Catcher("127.0.0.1", answer=echo)
+    rec = tmp_path / "b.rec"
+    try:
+        done = run_fetch("--record", str(rec), f"http://alice:{PASSWORD}@127.0.0.1:{server.port}/x")
+    finally:
+        server.close()
+    assert done.returncode == 6
+    for data in (done.stderr, rec.read_bytes()):
+        assert PASSWORD.encode() not in data and basic.encode() not in data
+    assert server.seen[0].header("authorization") == f"Basic {basic}"
+
+
+def test_a_proxy_407_that_echoes_proxy_authorization_shows_no_credentials(tmp_path):
+    basic = base64.b64encode(f"alice:{PASSWORD}".encode()).decode()
+
+    def proxy(seen):
+        echoed = seen.header("proxy-authorization") or ""
+        return [b"HTTP/1.1 407 Proxy Authentication Required\r\nConnection: close\r\n"
+                b"Content-Type: text/plain\r\n\r\n",
+                f"denied: Proxy-Authorization: {echoed} (alice:{PASSWORD})\n".encode()]
+    server = Catcher("127.0.0.1", answer=proxy)
+    rec = tmp_path / "p.rec"
+    try:
+        done = run_fetch("--record", str(rec), "http://api.example.invalid/v1/x",
+                         env={"HTTP_PROXY": f"http://alice:{PASSWORD}@127.0.0.1:{server.port}",
+                              "NO_PROXY": ""})
+    finally:
+        server.close()
+    assert server.seen and server.seen[0].header("proxy-authorization") == f"Basic {basic}"
+    assert done.returncode == 6 and b"407" in done.stderr
+    for data in (done.stderr, rec.read_bytes()):
+        assert PASSWORD.encode() not in data and basic.encode() not in data
+
+
+@pytest.mark.parametrize("at", [150, 185, 195, 199, 205])
+def test_a_key_at_the_edge_of_a_long_message_is_masked_whole_before_the_message_is_cut(at):
+    def echo(seen):
+        message = "x" * at + " " + KEY + " " + "y" * 300
+        return [b"HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n",
+                json.dumps({"error": {"message": message}}).encode()]
+    server = Catcher("127.0.0.1", answer=echo)
+    try:
+        done = run_fetch("-H", f"x-api-key: {KEY}", server.base + "/v1/x")
+    finally:
+        server.close()
+    assert done.returncode == 6
+    line = done.stderr.decode()
+    assert line.count("\n") == 1 and line.rstrip().endswith("…")
+    for n in range(4, len(KEY)):
+        assert KEY[:n] not in line

@@ -1,0 +1,243 @@
+"""The AWS event-stream framer: messages out of any chunking, CRCs and lengths checked,
+typed headers read, a torn last message reported as truncation, and the ``frame`` command
+around it. (Every recorded Bedrock stream cut at every byte: ``test_every_cut_*``.)"""
+
+from __future__ import annotations
+
+import json
+import struct
+import subprocess
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sse_tool.errors import BadInput, EventTooLarge
+from sse_tool.eventstream import EventMessage, EventStreamParser, parse_headers
+from sse_tool.framing import AutoFramer, sniff
+
+from ..support import FIXTURES, SSE_TOOL, bedrock_event, bedrock_exception, clean_env, event_message
+
+TEXT = FIXTURES / "bedrock" / "converse-stream-text.eventstream"
+CUT = FIXTURES / "bedrock" / "converse-stream-text.cut-mid-message.eventstream"
+
+
+def parse(*chunks: bytes, limit: int = 1 << 20):
+    parser = EventStreamParser(max_event_size=limit)
+    out = [m for chunk in chunks for m in parser.feed(chunk)]
+    return out, parser.close()
+
+
+def test_a_recording_reads_as_its_messages_with_headers_and_json_payloads():
+    data = TEXT.read_bytes()
+    messages, end = parse(data)
+    assert end.is_complete and end.offset == len(data)
+    assert [m.event for m in messages[:2]] == ["messageStart", "contentBlockDelta"]
+    assert messages[-2:][0].event == "messageStop" and messages[-1].event == "metadata"
+    assert messages[0].headers == {":event-type": "messageStart", ":content-type": "application/json",
+                                   ":message-type": "event"}
+    assert json.loads(messages[1].data)["delta"] == {"text": "The"}
+    # offsets tile the input: each message ends where the next starts
+    assert [m.offset for m in messages[1:]] == [m.end for m in messages[:-1]] and messages[-1].end == len(data)
+
+
+def test_one_byte_at_a_time_gives_the_same_messages():
+    data = TEXT.read_bytes()
+    assert parse(*[data[i:i + 1] for i in range(len(data))]) == parse(data)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(min_value=0, max_value=6616), max_size=12))
+def test_any_chunking_gives_the_same_messages(cuts):
+    data = TEXT.read_bytes()
+    points = sorted({0, len(data), *cuts})
+    assert parse(*[data[a:b] for a, b in zip(points, points[1:])]) == parse(data)
+
+
+def test_a_message_torn_at_the_end_is_truncation_and_is_not_emitted():
+    messages, end = parse(CUT.read_bytes())
+    assert len(messages) == 20 and "Louvre" not in "".join(m.data for m in messages)
+    assert end.truncated == "input ended inside a message (166 of its 238 bytes)"
+    assert end.offset == messages[-1].end == 3991  # where the torn message starts
+
+
+def test_a_torn_prelude_is_truncation_too():
+    one = bedrock_event("messageStart", {"role": "assistant"})
+    _, end = parse(one + one[:5])
+    assert end.truncated == "input ended inside a message prelude (5 of its 12 bytes)"
+    assert end.offset == len(one)
+
+
+def test_a_bad_prelude_crc_is_bad_input_with_the_offset_after_the_good_messages():
+    good = bedrock_event("messageStart", {"role": "assistant"})
+    bad = bytearray(good)
+    bad[10] ^= 0xFF
+    parser = EventStreamParser()
+    assert [m.event for m in parser.feed(good + bytes(bad))] == ["messageStart"]
+    with pytest.raises(BadInput, match=rf"prelude CRC mismatch .*\(at byte {len(good)}\)"):
+        parser.feed(b"")
+    with pytest.raises(BadInput):
+        parser.close()
+
+
+def test_a_bad_message_crc_is_bad_input_with_the_offset():
+    good = bedrock_event("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": "hi"}})
+    flipped = bytearray(good)
+    flipped[-8] ^= 0x01  # a payload byte: the prelude is fine, the message CRC is not
+    with pytest.raises(BadInput, match=r"message CRC mismatch .*\(at byte 0\)"):
+        parse(bytes(flipped))
+
+
+@pytest.mark.parametrize("total, headers", [(15, 0), (16, 1), (40, 30)])
+def test_lengths_that_do_not_fit_together_are_bad_input(total, headers):
+    prelude = struct.pack(">II", total, headers)
+    prelude += struct.pack(">I", __import__("zlib").crc32(prelude))
+    with pytest.raises(BadInput, match="invalid event-stream message"):
+        parse(prelude + bytes(max(0, total - 12)))
+
+
+def test_a_length_over_the_limit_is_refused_from_the_prelude_alone():
+    prelude = struct.pack(">II", 2**31, 0)
+    prelude += struct.pack(">I", __import__("zlib").crc32(prelude))
+    parser = EventStreamParser(max_event_size=1 << 20)
+    with pytest.raises(EventTooLarge) as caught:
+        parser.feed(prelude)  # nothing but the 12 bytes: no 2 GiB is waited for or kept
+    assert caught.value.offset == 0 and "--max-event-size" in str(caught.value)
+
+
+def test_the_limit_counts_the_whole_message():
+    message = bedrock_event("metadata", {"usage": {"inputTokens": 1}})
+    assert parse(message, limit=len(message))[0]
+    with pytest.raises(EventTooLarge):
+        parse(message, limit=len(message) - 1)
+
+
+def test_every_header_type_reads_as_a_json_value():
+    headers = {
+        "t": (0, b""), "f": (1, b""), "b": (2, b"\xff"), "s": (3, b"\x01\x00"),
+        "i": (4, b"\xff\xff\xff\xfe"), "l": (5, b"\x00\x00\x01\x00\x00\x00\x00\x00"),
+        "raw": (6, b"\x00\x03\x00\x01\x02"), "str": (7, b"\x00\x03h\xc3\xa9"),
+        "ts": (8, struct.pack(">q", 1700000000123)),
+        "id": (9, bytes(range(16))),
+    }
+    (message,), _ = parse(event_message(headers, b"{}"))
+    assert message.headers == {
+        "t": True, "f": False, "b": -1, "s": 256, "i": -2, "l": 2**40, "raw": "AAEC",
+        "str": "hé", "ts": 1700000000123, "id": "00010203-0405-0607-0809-0a0b0c0d0e0f",
+    }
+    assert message.event == "message"  # no :event-type
+
+
+@pytest.mark.parametrize("raw, why", [
+    (b"\x01a\x07\x00\x05ab", "runs past"),       # a string longer than the section
+    (b"\x01a\x0c", "unknown header value type 12"),
+    (b"\x01a\x00\x01a\x01", "appears twice"),
+    (b"\x05ab", "runs past"),                     # a name longer than the section
+    (b"\x01\xff\x00", "not UTF-8"),
+])
+def test_malformed_headers_are_bad_input(raw, why):
+    with pytest.raises(BadInput, match=why):
+        parse_headers(raw, 7)
+
+
+def test_exceptions_and_errors_are_named_by_their_message_type():
+    stream = (bedrock_exception("throttlingException", "Too many requests")
+              + event_message({":message-type": "error", ":error-code": "InternalFailure",
+                               ":error-message": "boom"}))
+    messages, _ = parse(stream)
+    assert [m.event for m in messages] == ["exception:throttlingException", "error:InternalFailure"]
+    assert json.loads(messages[0].data) == {"message": "Too many requests"}
+
+
+# -- recognition ------------------------------------------------------------------------
+
+def test_sniff_waits_for_a_whole_prelude_and_checks_its_crc():
+    data = TEXT.read_bytes()
+    assert [sniff(data[:n]) for n in (1, 11)] == [None, None]
+    assert sniff(data[:12]) == "aws-eventstream"
+    assert sniff(b"\0\0\0\x10" + bytes(8)) == "sse"  # a NUL start without a prelude: binary, refused
+    # An input that ends inside what could be a first prelude is a torn event stream (a cut);
+    # one whose lengths cannot fit is binary.
+    assert sniff(b"\0\0\0", final=True) == sniff(data[:11], final=True) == "aws-eventstream"
+    assert sniff(b"\0\0\0\x05", final=True) == "sse"
+    assert sniff(b"\0\0\0\x20\0\0\0\x30", final=True) == "sse"
+
+
+def test_auto_framer_recognises_the_stream_one_byte_at_a_time():
+    data = TEXT.read_bytes()
+    framer = AutoFramer()
+    out = [m for i in range(len(data)) for m in framer.feed(data[i:i + 1])]
+    assert framer.kind == "aws-eventstream" and framer.close().is_complete
+    assert out == parse(data)[0] and all(isinstance(m, EventMessage) for m in out)
+
+
+@pytest.mark.parametrize("data", [b"\0\0\0\x05", b"\0\0\0\x10\0\0\0\0\0\0\0\0rest", b"\n\0\0"])
+def test_binary_that_is_not_an_event_stream_is_refused(data):
+    framer = AutoFramer()
+    with pytest.raises(BadInput, match="binary data"):
+        framer.feed(data)
+        framer.close()
+
+
+@pytest.mark.parametrize("n", range(1, 12))
+def test_an_input_ending_inside_the_first_prelude_is_a_torn_event_stream(n):
+    framer = AutoFramer()
+    assert framer.feed(TEXT.read_bytes()[:n]) == []
+    end = framer.close()
+    assert framer.kind == "aws-eventstream" and end.truncated
+
+
+# -- the frame command ------------------------------------------------------------------
+
+def run(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([*SSE_TOOL, *args], input=stdin, capture_output=True, env=clean_env(), timeout=60)
+
+
+def test_frame_writes_one_record_per_message_with_headers_and_json_payload():
+    r = run("frame", "--json", "--offsets", str(TEXT))
+    assert r.returncode == 0, r.stderr
+    records = [json.loads(line) for line in r.stdout.splitlines()]
+    assert len(records) == 33
+    assert records[1] == {
+        "event": "contentBlockDelta",
+        "data": {"contentBlockIndex": 0, "delta": {"text": "The"}, "p": records[1]["data"]["p"]},
+        "headers": {":event-type": "contentBlockDelta", ":content-type": "application/json",
+                    ":message-type": "event"},
+        "offset": records[0]["end"], "end": records[2]["offset"],
+    }
+
+
+def test_frame_of_a_torn_stream_exits_3_with_the_cut_marker_last():
+    r = run("frame", "--from", "aws-eventstream", str(CUT))
+    assert r.returncode == 3
+    lines = r.stdout.splitlines()
+    assert len(lines) == 21 and json.loads(lines[-1]) == {
+        "comment": "sse-tool exit 3 frame: input ended inside a message (166 of its 238 bytes)"}
+    assert b"(at byte 3991)" in r.stderr
+
+
+def test_frame_of_a_corrupted_stream_exits_5_with_the_offset():
+    data = bytearray(TEXT.read_bytes())
+    data[200] ^= 0x40
+    r = run("frame", stdin=bytes(data))
+    assert r.returncode == 5 and b"CRC mismatch" in r.stderr and b"(at byte " in r.stderr
+    assert r.stdout.count(b"\n") >= 1  # the messages before the fault came out first
+    assert r.stderr.count(b"\n") == 1
+
+
+def test_frame_told_aws_eventstream_refuses_sse_with_exit_5():
+    r = run("frame", "--from", "aws-eventstream", stdin=b"data: hello there\n\n")
+    assert r.returncode == 5 and b"prelude CRC mismatch" in r.stderr
+    assert [json.loads(line)["comment"].split(":")[0] for line in r.stdout.splitlines()] == [
+        "sse-tool exit 5 frame"]  # only its failure, for the later stages
+
+
+def test_frame_records_piped_to_normalize_give_what_normalize_gives_on_the_bytes():
+    framed = run("frame", str(TEXT))
+    piped = run("normalize", stdin=framed.stdout)
+    direct = run("normalize", str(TEXT))
+    assert (piped.returncode, direct.returncode) == (0, 0)
+    assert piped.stdout == direct.stdout
+    cut_framed = run("frame", str(CUT))
+    cut_piped = run("normalize", stdin=cut_framed.stdout)
+    assert cut_piped.returncode == 3 and cut_piped.stdout == run("normalize", str(CUT)).stdout

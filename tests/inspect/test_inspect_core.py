@@ -1,0 +1,371 @@
+"""The inspector core on streams with chosen arrival times: every verdict and cause, the
+timeline, rates, gaps, stalls, keep-alives, bursts, delivery shape and sizes, each figure
+checked against the value the chosen times give."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from sse_tool.errors import BadInput
+from sse_tool.inspect import Inspector, core
+from sse_tool.inspect.report import Http
+
+from ..inspect_streams import anthropic, event, inspect_chunks, openai, timed
+from ..support import FIXTURES
+
+
+def approx(x):
+    return pytest.approx(x, abs=1e-9)
+
+
+# -- verdict and cause ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("stop, cause, early", [
+    ("end_turn", "end_turn", False), ("max_tokens", "length", True), ("refusal", "refusal", True),
+    ("tool_use", "tool_use", False), ("stop_sequence", "stop_sequence", False),
+    ("pause_turn", "pause", True), ("something_new", "other", False),
+])
+def test_a_complete_stream_is_caused_by_its_stop_reason(stop, cause, early):
+    report = inspect_chunks(timed(anthropic(text=["Hi"], stop=stop)))
+    assert (report.verdict, report.cause, report.stop_reason, report.stopped_early) == (
+        "complete", cause, stop, early)
+
+
+@pytest.mark.parametrize("finish, cause", [("stop", "end_turn"), ("length", "length"),
+                                           ("content_filter", "content_filter"), ("tool_calls", "tool_use")])
+def test_openai_finish_reasons_name_the_same_causes(finish, cause):
+    report = inspect_chunks(timed(openai(text=["a"], finish=finish)))
+    assert (report.verdict, report.cause) == ("complete", cause)
+
+
+def test_a_stream_ending_between_events_without_its_terminal_event_is_truncated_no_terminal_event():
+    report = inspect_chunks(timed(anthropic(text=["Hi"], terminal=False)))
+    assert (report.verdict, report.cause) == ("truncated", "no_terminal_event")
+
+
+def test_a_stream_cut_inside_an_event_is_truncated_cut_in_event():
+    events = anthropic(text=["Hi", " there"])
+    chunks = timed(events[:5]) + [(2.0, events[5][:20])]
+    report = inspect_chunks(chunks)
+    assert (report.verdict, report.cause) == ("truncated", "cut_in_event")
+    assert "inside an event" in report.detail or "middle of a line" in report.detail
+
+
+def test_a_stream_cut_after_its_terminal_event_is_truncated_cut_after_terminal():
+    report = inspect_chunks(timed(anthropic(text=["Hi"]) + [b"data: {\"tr"]))
+    assert (report.verdict, report.cause) == ("truncated", "cut_after_terminal")
+
+
+def test_a_recorded_timeout_is_the_cause_of_a_truncated_stream():
+    chunks = timed(anthropic(text=["Hi"], terminal=False))
+    report = inspect_chunks(chunks, end=30.0, outcome="timeout",
+                            detail="idle timeout: nothing received for 20s (--idle-timeout)")
+    assert (report.verdict, report.cause) == ("truncated", "timeout")
+    assert "idle timeout" in report.detail
+
+
+def test_a_timeout_after_the_terminal_event_leaves_the_stream_complete_with_a_note():
+    report = inspect_chunks(timed(anthropic(text=["Hi"])), end=30.0, outcome="timeout", detail="idle")
+    assert report.verdict == "complete"
+    assert any("timeout" in note for note in report.notes)
+
+
+def test_a_recorder_stopped_early_is_interrupted():
+    chunks = timed(anthropic(text=["Hi"], terminal=False))
+    assert inspect_chunks(chunks, outcome="interrupted").cause == "interrupted"
+    assert inspect_chunks(chunks, outcome="unended").cause == "interrupted"
+
+
+def test_a_provider_error_is_an_error_with_its_type_and_message():
+    chunks = timed(anthropic(text=["Hi"], terminal=False) + [event("error", {
+        "type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})])
+    report = inspect_chunks(chunks)
+    assert (report.verdict, report.cause) == ("error", "provider_error")
+    assert report.error == {"type": "overloaded_error", "message": "Overloaded"}
+    assert report.detail == "overloaded_error: Overloaded"
+
+
+def test_an_http_error_status_is_an_error_with_the_providers_message():
+    body = b'{"error": {"type": "rate_limit_error", "message": "Slow down"}}'
+    report = inspect_chunks([(0.2, body)], outcome="http-error",
+                            http=Http(status=429, reason="Too Many Requests"))
+    assert (report.verdict, report.cause) == ("error", "http_error")
+    assert report.detail == "HTTP 429 Too Many Requests: Slow down (rate_limit_error)"
+
+
+def test_a_network_failure_before_any_byte_is_an_error_and_a_timeout_before_any_byte_is_truncated():
+    assert inspect_chunks([], end=1.0, outcome="network", detail="cannot connect").cause == "network"
+    report = inspect_chunks([], end=5.0, outcome="timeout", detail="first-byte timeout")
+    assert (report.verdict, report.cause) == ("truncated", "timeout")
+
+
+def test_whether_usage_was_reported_is_said():
+    assert inspect_chunks(timed(openai(text=["a"], usage={"completion_tokens": 1}))).usage_reported
+    assert not inspect_chunks(timed(openai(text=["a"]))).usage_reported
+
+
+# -- timeline and rates -------------------------------------------------------------------
+
+
+def test_time_to_first_token_is_the_first_token_not_the_first_byte_or_event():
+    # message_start and ping arrive at 0.5 and 0.6; the first thinking token at 2.0
+    events = anthropic(thinking=["Hmm", "."], text=["Hola", " mundo"], output_tokens=40)
+    times = [0.5, 0.6, 1.0, 2.0, 2.5, 2.6, 2.7, 3.0, 3.5, 4.0, 4.1, 4.2]
+    report = inspect_chunks(list(zip(times, events)), end=4.5)
+    tl = report.timeline
+    assert (tl.request, tl.response_head, tl.first_byte, tl.first_event) == (0.0, None, 0.5, 0.5)
+    assert (tl.first_reasoning, tl.first_answer, tl.first_tool_call) == (2.0, 3.0, None)
+    assert (tl.last_token, tl.end, report.ttft) == (3.5, 4.5, 2.0)
+    assert tl.reasoning_phase == (2.0, 3.0) and tl.answer_phase == (3.0, 3.5)
+
+
+def test_rates_come_from_usage_when_the_stream_reports_it_split_by_phase():
+    events = openai(reasoning=["ab" * 10] * 4, text=["cd" * 10] * 4, usage={
+        "prompt_tokens": 5, "completion_tokens": 60, "completion_tokens_details": {"reasoning_tokens": 20}})
+    report = inspect_chunks(timed(events, start=1.0, gap=0.5))
+    rates = report.rates
+    # reasoning 1.5 .. 3.5 (first answer), answer 3.5 .. 5.0, output 1.5 .. 5.0
+    assert (rates.output.basis, rates.output.tokens, rates.output.seconds) == ("usage", 60, approx(3.5))
+    assert (rates.reasoning.basis, rates.reasoning.tokens) == ("usage", 20)
+    assert rates.reasoning.per_second == approx(20 / 2.0)
+    assert rates.answer.per_second == approx(40 / 1.5)
+    assert rates.chars_per_second == approx(160 / 3.5)
+
+
+def test_without_usage_rates_are_estimated_from_the_text_and_marked_so():
+    report = inspect_chunks(timed(openai(text=["abcd" * 10] * 5), start=1.0, gap=1.0))
+    output = report.rates.output
+    assert output.basis == "estimate" and output.tokens == approx(200 / 4)
+    assert output.seconds == approx(4.0) and output.per_second == approx(12.5)
+
+
+def test_a_usage_total_without_a_split_is_split_between_the_phases_by_their_text():
+    events = anthropic(thinking=["x" * 40], text=["y" * 120], output_tokens=100)
+    report = inspect_chunks(timed(events, gap=1.0))
+    assert report.rates.output.basis == "usage"
+    assert report.rates.reasoning.basis == "usage-split"
+    assert report.rates.reasoning.tokens == approx(25) and report.rates.answer.tokens == approx(75)
+
+
+def test_reasoning_tokens_that_were_not_streamed_are_said_and_left_out_of_the_output_rate():
+    events = openai(text=["abcd"] * 3, usage={"completion_tokens": 103,
+                                              "completion_tokens_details": {"reasoning_tokens": 100}})
+    report = inspect_chunks(timed(events, gap=1.0))
+    assert report.rates.output.tokens == 3
+    assert any("100 reasoning tokens were not streamed" in note for note in report.notes)
+
+
+def test_usage_is_read_in_every_dialect():
+    from sse_tool.inspect.figures import read_tokens
+
+    assert read_tokens({"input_tokens": 22, "output_tokens": 118, "cache_read_input_tokens": 5})[:4] == (22, 118, None, 5)
+    assert read_tokens({"promptTokenCount": 34, "candidatesTokenCount": 23, "thoughtsTokenCount": 787,
+                        "cachedContentTokenCount": 3})[:4] == (34, 810, 787, 3)
+    assert read_tokens({"prompt_eval_count": 24, "eval_count": 81})[:4] == (24, 81, None, None)
+    assert read_tokens({"billed_units": {"input_tokens": 31, "output_tokens": 74},
+                        "tokens": {"input_tokens": 528, "output_tokens": 131}})[:4] == (528, 131, None, None)
+    tokens = read_tokens({"prompt_tokens": 24, "completion_tokens": 58, "credits_spent": 0.0164})
+    assert tokens.credits == {"credits_spent": 0.0164}
+
+
+# -- gaps, stalls, keep-alives ------------------------------------------------------------
+
+
+def test_gaps_between_events_have_exact_percentiles_and_events_of_one_chunk_wait_zero():
+    events = anthropic(text=[str(i) for i in range(6)])  # 11 events
+    times = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 3.8, 3.9, 4.0]
+    chunks = list(zip(times, events))
+    chunks[1:3] = [(0.3, chunks[1][1] + chunks[2][1])]  # two events in one chunk: a gap of 0
+    report = inspect_chunks(chunks)
+    gaps = report.gaps
+    # 10 gaps: one 0 (same chunk), 0.2 (0.1 -> 0.3), 7 of 0.1, one 3.0
+    assert gaps.count == 10
+    assert (gaps.p50, gaps.p95, gaps.max) == (approx(0.1), approx(3.0), approx(3.0))
+
+
+def test_the_longest_stall_is_between_content_events_with_its_place_in_the_text():
+    events = anthropic(text=["Hola, ", "¿qué tal? ", "Bien."])
+    times = [0.1, 0.2, 0.3, 0.4, 1.0, 9.0, 9.1, 9.2, 9.3]  # 8 s between the 2nd and 3rd deltas
+    report = inspect_chunks(list(zip(times, events)))
+    stall = report.gaps.stall
+    assert (stall.seconds, stall.start, stall.end, stall.where) == (approx(8.0), 1.0, 9.0, "between")
+    assert (stall.channel, stall.position, stall.context) == ("answer", 16, "Hola, ¿qué tal? ")
+    assert stall.offset == sum(len(e) for e in events[:5]) and stall.keepalives == 0
+
+
+def test_a_stream_kept_alive_by_comments_but_without_content_for_40_seconds_is_a_stall():
+    events = anthropic(text=["one", "two"])
+    chunks = timed(events[:4], gap=0.1)  # start, ping, block start, "one" at 0.8
+    chunks += [(0.8 + 5 * (i + 1), b": keep-alive\n") for i in range(8)]  # 5 s apart, 40 s
+    chunks += [(41.0, events[4])] + timed(events[5:], start=41.1, gap=0.1)
+    report = inspect_chunks(chunks)
+    stall = report.gaps.stall
+    assert (stall.seconds, stall.keepalives, stall.where) == (approx(40.2), 8, "between")
+    assert report.sizes.keepalives == 8 and report.sizes.comments == 8
+    assert report.sizes.events == len(events)  # keep-alives are not events
+    assert report.gaps.max == approx(40.2)
+
+
+def test_keep_alives_only_make_a_stall_from_the_first_byte_to_the_end():
+    chunks = [(0.5 + i, b": keep-alive\n\n") for i in range(40)]
+    report = inspect_chunks(chunks, end=45.0, outcome="timeout", detail="idle timeout")
+    assert (report.verdict, report.cause) == ("truncated", "timeout")
+    stall = report.gaps.stall
+    assert (stall.seconds, stall.where, stall.keepalives, stall.channel) == (approx(44.5), "before", 40, None)
+    assert report.ttft is None and report.sizes.events == 0
+
+
+def test_a_complete_streams_last_silence_ends_at_its_terminal_event_not_at_the_connection():
+    report = inspect_chunks(timed(anthropic(text=["a", "b"]), gap=0.1), end=60.0)
+    assert report.gaps.stall.seconds < 1
+
+
+def test_a_truncated_streams_silence_after_its_last_token_is_a_stall():
+    report = inspect_chunks(timed(anthropic(text=["a", "b"], terminal=False), gap=0.1), end=30.0,
+                            outcome="timeout")
+    stall = report.gaps.stall
+    assert stall.where == "after" and stall.end == 30.0
+
+
+def test_comment_lines_are_found_in_any_line_end_and_across_chunks():
+    stream = b": first\r\ndata: {}\r\n\r\n:x\rdata: {}\r\r: sse-tool reset\n\n"
+    for cut in range(len(stream) + 1):
+        report = inspect_chunks([(1.0, stream[:cut]), (2.0, stream[cut:])], provider="openai")
+        assert (report.sizes.comments, report.sizes.keepalives) == (3, 2), cut
+
+
+# -- delivery and bursts -------------------------------------------------------------------
+
+
+def test_content_that_arrives_all_at_once_after_a_wait_is_diagnosed_as_a_burst():
+    events = anthropic(text=["word " * 4] * 50)
+    chunks = [(0.3, events[0]), (12.0, b"".join(events[1:]))]
+    report = inspect_chunks(chunks)
+    burst = report.delivery.burst
+    assert burst.bursty and burst.share == 0 and burst.window == 0
+    assert report.ttft == 12.0
+    assert report.delivery.events_per_chunk_max == len(events) - 1
+
+
+def test_content_released_in_a_few_flushes_is_a_burst_with_its_share():
+    # 100 deltas over 10 s, held by a proxy and flushed every 2.5 s, a quarter each time
+    events = anthropic(text=["abcd" * 5] * 100)
+    chunks = [(0.2, b"".join(events[:3]))]
+    for k in range(4):
+        chunks.append((2.5 * (k + 1), b"".join(events[3 + 25 * k: 28 + 25 * k])))
+    chunks.append((10.1, b"".join(events[103:])))
+    burst = inspect_chunks(chunks).delivery.burst
+    # the content window 2.5 .. 10.0 in 50 slots: 4 of them hold it all (90% needs 4)
+    assert (burst.window, burst.share, burst.seconds) == (approx(7.5), approx(4 / 50), approx(0.6))
+    assert burst.largest == approx(0.25) and burst.bursty
+
+
+def test_a_stall_in_a_flowing_stream_is_not_a_burst():
+    events = anthropic(text=["abcd" * 5] * 100)
+    chunks = timed(events[:40], start=0.5, gap=0.05) + timed(events[40:], start=60.0, gap=0.05)
+    report = inspect_chunks(chunks)
+    burst = report.delivery.burst
+    assert burst.share <= 0.2 and burst.largest == approx(0.01) and not burst.bursty
+    assert report.gaps.stall.seconds == approx(60.0 - 0.5 - 39 * 0.05)
+
+
+def test_steady_delivery_is_not_a_burst():
+    burst = inspect_chunks(timed(anthropic(text=["abcd" * 5] * 60), gap=0.05)).delivery.burst
+    assert not burst.bursty and burst.share > 0.8
+
+
+def test_a_short_answer_in_one_chunk_is_no_sign_of_buffering():
+    report = inspect_chunks([(0.5, b"".join(anthropic(text=["Hi!"])))])
+    assert not report.delivery.burst.bursty
+
+
+def test_delivery_counts_events_per_chunk_and_events_split_over_chunks():
+    events = anthropic(text=["a", "b", "c"])
+    big = events[4]
+    chunks = [(0.1, events[0] + events[1] + events[2]), (0.2, events[3]),
+              (0.3, big[:10]), (0.4, big[10:20]), (0.5, big[20:]), (0.6, b"".join(events[5:]))]
+    dl = inspect_chunks(chunks).delivery
+    assert (dl.chunks, dl.events, dl.events_per_chunk_max) == (6, len(events), 4)
+    assert (dl.multi_event_chunks, dl.split_events, dl.chunks_per_event_max) == (2, 1, 3)
+
+
+# -- sizes -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("end, style", [(b"\n", "lf"), (b"\r\n", "crlf"), (b"\r", "cr")])
+def test_line_end_style_is_named(end, style):
+    stream = b"".join(anthropic(text=["a"])).replace(b"\n", end)
+    for cut in (0, 1, 7, len(stream) // 2):
+        report = inspect_chunks([(0.1, stream[:cut]), (0.2, stream[cut:])])
+        assert report.sizes.line_ends == style and report.verdict == "complete"
+
+
+def test_mixed_line_ends_are_mixed():
+    stream = b"".join(anthropic(text=["a"]))
+    report = inspect_chunks([(0.1, stream[:60].replace(b"\n", b"\r\n") + stream[60:])])
+    assert report.sizes.line_ends == "mixed"
+
+
+def test_sizes_and_usage():
+    events = openai(text=["Hola", " 🚀"], tool=("f", ['{"x"', ": 1}"]), finish="tool_calls",
+                    usage={"prompt_tokens": 7, "completion_tokens": 9,
+                           "prompt_tokens_details": {"cached_tokens": 4}})
+    report = inspect_chunks(timed(events))
+    sz = report.sizes
+    assert (sz.bytes, sz.events, sz.chunks) == (sum(map(len, events)), len(events), len(events))
+    assert sz.largest_event == max(len(e) for e in events) - 1  # its blank line not counted
+    assert (sz.answer_chars, sz.reasoning_chars, sz.tool_call_chars, sz.tool_calls) == (6, 0, 8, 1)
+    assert report.tokens[:4] == (7, 9, None, 4)
+    assert report.timeline.first_tool_call is not None and report.model == "gpt-test"
+
+
+def test_a_retry_starts_the_content_over():
+    first = anthropic(text=["lost"], terminal=False)
+    second = anthropic(text=["kept"])
+    chunks = timed(first, gap=0.1) + [(5.0, b": sse-tool reset\n\n")] + timed(second, start=6.0, gap=0.1)
+    report = inspect_chunks(chunks)
+    assert (report.verdict, report.resets, report.sizes.answer_chars) == ("complete", 1, 4)
+    assert report.timeline.first_answer == approx(6.3) and report.sizes.keepalives == 0
+    assert report.sizes.comments == 1
+
+
+# -- the inspector's own workings ----------------------------------------------------------
+
+
+def test_a_plain_file_has_structure_and_no_timing():
+    ins = Inspector("x")
+    for event_bytes in anthropic(text=["a"]):
+        ins.feed(event_bytes)
+    report = ins.close()
+    assert report.verdict == "complete" and not report.timed
+    assert report.timeline.first_byte is None and report.gaps.stall is None and report.rates.output is None
+
+
+def test_bad_input_is_raised_after_the_good_events_are_counted():
+    ins = Inspector("x", origin="recording")
+    ins.feed(b"".join(anthropic(text=["a"], terminal=False)) + b"event: content_block_delta\ndata: {bad\n\n", 0.5)
+    with pytest.raises(BadInput):
+        ins.close()
+
+
+def test_reading_runs_at_once_gives_the_report_of_reading_chunk_by_chunk(monkeypatch):
+    """Events placed by offset (runs) are where chunk-by-chunk feeding finds them."""
+    rng = random.Random(7)
+    streams = [p.read_bytes() for p in sorted(FIXTURES.rglob("*.sse"))]
+    streams.append(b"".join(anthropic(thinking=["a"] * 5, text=["b"] * 9)).replace(b"\n", b"\r\n"))
+    for data in streams:
+        for _ in range(5):
+            cuts = sorted(rng.sample(range(1, len(data)), min(len(data) - 1, rng.randrange(1, 60))))
+            bounds = [0, *cuts, len(data)]
+            chunks = [(0.1 * i, data[a:b]) for i, (a, b) in enumerate(zip(bounds, bounds[1:]))]
+            expected = _without_series(inspect_chunks(chunks))
+            monkeypatch.setattr(core, "RUN", 1)  # each chunk read alone
+            assert _without_series(inspect_chunks(chunks)) == expected
+            monkeypatch.undo()
+
+
+def _without_series(report):
+    return report._replace(series=tuple(report.series))

@@ -1,0 +1,161 @@
+"""The Bedrock adapter: Converse events, exceptions, and InvokeModelWithResponseStream chunks
+read by the model family's adapter. (The recordings' texts, status, stop reason, tool calls
+and usage: ``test_normalize_fixtures``; every cut: ``test_every_cut_normalize``.)"""
+
+from __future__ import annotations
+
+import base64
+import json
+import subprocess
+
+import pytest
+
+from sse_tool.eventstream import EventStreamParser
+from sse_tool.model import (
+    Channel, Citation, Delta, End, Meta, Redacted, Signature, Status, ToolCall, Usage,
+)
+from sse_tool.providers.bedrock import Bedrock
+
+from ..support import (
+    FIXTURES, SAMPLES, SSE_TOOL, bedrock_event, bedrock_exception, clean_env, event_message, read_records,
+)
+
+
+def records(stream: bytes) -> list:
+    return read_records([stream])
+
+
+def test_a_tool_call_streams_its_input_under_the_block_index():
+    out = records((SAMPLES / "bedrock-converse-tool-reasoning.eventstream").read_bytes())
+    calls = [r for r in out if isinstance(r, ToolCall)]
+    assert calls[0] == ToolCall(3, "tooluse_Qm3vX8rT2nLk5pWz9aYbCd", "buscar_ejemplos", "")
+    assert json.loads("".join(c.arguments for c in calls)) == {"palabra": "lanzamiento", "idioma": "es", "máximo": 2}
+    assert out[-1].tool_calls == [{"index": 3, "id": "tooluse_Qm3vX8rT2nLk5pWz9aYbCd",
+                                   "name": "buscar_ejemplos", "complete_json": True}]
+
+
+def test_signatures_and_redacted_reasoning_are_kept_with_their_block():
+    out = records((SAMPLES / "bedrock-converse-tool-reasoning.eventstream").read_bytes())
+    (signature,) = [r for r in out if isinstance(r, Signature)]
+    (redacted,) = [r for r in out if isinstance(r, Redacted)]
+    assert signature.index == 0 and signature.signature.startswith("ErcBCkgI")
+    assert redacted == Redacted("RXF3S0NrZ0lCeEFCR0FJaVFLenp1WTN4MnZOb1ZkS3c=", 1)
+
+
+def test_usage_and_latency_come_from_the_metadata_event():
+    out = records((FIXTURES / "bedrock" / "converse-stream-text.eventstream").read_bytes())
+    usage = [r for r in out if isinstance(r, Usage)]
+    assert usage == [Usage({"inputTokens": 13, "outputTokens": 82, "totalTokens": 95})]  # {} serverToolUsage left out
+    assert Meta("metrics", {"latencyMs": 522}) in out
+
+
+def test_the_stream_is_complete_at_message_stop_without_the_metadata_event():
+    data = (FIXTURES / "bedrock" / "converse-stream-text.eventstream").read_bytes()
+    last = EventStreamParser().feed(data)[-1]
+    assert last.event == "metadata"
+    end = records(data[: last.offset])[-1]
+    assert (end.status, end.stop_reason, end.usage) == (Status.COMPLETE, "end_turn", None)
+
+
+def test_the_padding_field_means_nothing():
+    plain = bedrock_event("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": "hola"}})
+    padded = bedrock_event("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": "hola"}, "p": "abcdefgh"})
+    assert records(plain) == records(padded)
+
+
+def test_a_tool_call_without_input_gets_an_empty_object():
+    stream = b"".join([
+        bedrock_event("messageStart", {"role": "assistant"}),
+        bedrock_event("contentBlockStart", {"contentBlockIndex": 0, "start": {"toolUse": {"toolUseId": "t1", "name": "now"}}}),
+        bedrock_event("contentBlockStop", {"contentBlockIndex": 0}),
+        bedrock_event("messageStop", {"stopReason": "tool_use"}),
+    ])
+    out = records(stream)
+    assert [r for r in out if isinstance(r, ToolCall)] == [ToolCall(0, "t1", "now", ""), ToolCall(0, arguments="{}")]
+    assert out[-1].tool_calls == [{"index": 0, "id": "t1", "name": "now", "complete_json": True}]
+
+
+def test_a_citation_delta_is_a_citation_record():
+    citation = {"title": "Lanzamiento", "sourceContent": [{"text": "El lanzamiento "}, {"text": "del cohete"}],
+                "location": {"web": {"url": "https://example.org/cohete", "domain": "example.org"}}}
+    out = Bedrock().feed("contentBlockDelta", {"contentBlockIndex": 2, "delta": {"citation": citation}})
+    assert out == [Citation(citation, "https://example.org/cohete", "Lanzamiento", "El lanzamiento del cohete", 2)]
+
+
+@pytest.mark.parametrize("kind", ["throttlingException", "validationException", "serviceUnavailableException"])
+def test_an_exception_first_is_recognised_and_is_a_provider_error(kind):
+    out = records(bedrock_exception(kind, "Too many requests, please wait before trying again."))
+    assert out[-1] == End(Status.ERROR, None, None, {"type": kind, "message": "Too many requests, please wait before trying again."})
+
+
+def test_a_model_stream_error_keeps_the_model_status_and_message():
+    payload = {"message": "Model stream failed", "originalStatusCode": 500, "originalMessage": "upstream reset"}
+    stream = bedrock_event("messageStart", {"role": "assistant"}) + event_message(
+        {":message-type": "exception", ":exception-type": "modelStreamErrorException"}, json.dumps(payload).encode())
+    assert records(stream)[-1].error == {"type": "modelStreamErrorException", "message": "Model stream failed",
+                                         "code": 500, "original_message": "upstream reset"}
+
+
+def test_an_error_message_is_a_provider_error_named_by_its_code():
+    stream = bedrock_event("messageStart", {"role": "assistant"}) + event_message(
+        {":message-type": "error", ":error-code": "InternalFailure", ":error-message": "boom"})
+    end = records(stream)[-1]
+    assert end.status is Status.ERROR and end.error["type"] == "InternalFailure"
+
+
+def test_normalize_exits_4_on_an_exception_with_its_message():
+    r = subprocess.run([*SSE_TOOL, "normalize", str(SAMPLES / "bedrock-converse-stream-error.eventstream")],
+                       capture_output=True, env=clean_env(), timeout=60)
+    assert r.returncode == 4
+    assert b"provider error: modelStreamErrorException: The model encountered an error" in r.stderr
+
+
+# -- InvokeModelWithResponseStream ------------------------------------------------------
+
+def inner_events(path) -> list[dict]:
+    messages = EventStreamParser().feed(path.read_bytes())
+    return [json.loads(base64.b64decode(json.loads(m.data)["bytes"])) for m in messages]
+
+
+def test_an_anthropic_invoke_stream_reads_as_the_same_events_sent_as_sse():
+    path = SAMPLES / "bedrock-invoke-anthropic.eventstream"
+    events = inner_events(path)
+    sse = "".join(f"event: {e['type']}\ndata: {json.dumps(e, ensure_ascii=False)}\n\n" for e in events).encode()
+    metrics = Meta("invocation_metrics", events[-1]["amazon-bedrock-invocationMetrics"])
+    got = records(path.read_bytes())
+    assert metrics in got
+    assert [r for r in got if r != metrics] == records(sse)
+
+
+def test_an_invoke_stream_cut_short_is_truncated_before_the_family_terminal_event():
+    end = records((SAMPLES / "bedrock-invoke-truncated.eventstream").read_bytes())[-1]
+    assert end.status is Status.TRUNCATED and "inside a message" in end.detail
+
+
+def test_nova_invoke_chunks_wrap_converse_events():
+    out = records((SAMPLES / "bedrock-invoke-nova.eventstream").read_bytes())
+    assert out[-1] == End(Status.COMPLETE, "end_turn", {"inputTokens": 9, "outputTokens": 38})
+    assert Meta("invocation_metrics", {"inputTokenCount": 9, "outputTokenCount": 38, "invocationLatency": 530,
+                                       "firstByteLatency": 201}) in out
+
+
+def test_a_chunk_of_an_unknown_family_is_kept_as_metadata_and_never_completes():
+    chunk = {"bytes": base64.b64encode(b'{"generation": "hola", "stop_reason": null}').decode()}
+    out = records(bedrock_event("chunk", chunk))
+    assert out[0] == Meta("chunk", {"generation": "hola", "stop_reason": None})
+    assert out[-1].status is Status.TRUNCATED
+
+
+def test_bedrock_is_recognised_only_by_its_own_events():
+    assert Bedrock.recognise("contentBlockDelta", {"delta": {}})
+    assert Bedrock.recognise("chunk", {"bytes": "e30="})
+    assert Bedrock.recognise("exception:throttlingException", {"message": "x"})
+    assert not Bedrock.recognise("message", {"delta": {}})
+    assert not Bedrock.recognise("chunk", {"text": "x"})
+
+
+def test_reasoning_text_is_reasoning_and_empty_deltas_are_dropped():
+    adapter = Bedrock()
+    assert adapter.feed("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": ""}}) == []
+    assert adapter.feed("contentBlockDelta", {"contentBlockIndex": 1, "delta": {"reasoningContent": {"text": "Hmm"}}}) == [
+        Delta(Channel.REASONING, "Hmm")]

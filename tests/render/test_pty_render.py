@@ -1,0 +1,154 @@
+"""``sse-tool render`` on a real pseudo-terminal, fed slowly; pyte reads the screen.
+
+stdout and stderr are a pty of 80x24 (so rich sees a terminal of that size), stdin is a
+pipe this test writes to event by event, checking the screen between writes.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import re
+import select
+import signal
+import struct
+import subprocess
+import termios
+import time
+
+import pyte
+
+from ..support import FIXTURES, SSE_TOOL, clean_env
+
+COLS, ROWS = 80, 24
+PATIENCE = 20  # a bound on waiting for the screen, not a timing assertion
+FULL = (FIXTURES / "anthropic/thinking-signature.sse").read_bytes()
+CUT = (FIXTURES / "anthropic/thinking-signature.cut-mid-frame.sse").read_bytes()
+
+
+class Terminal:
+    def __init__(self, *args: str, **extra_env: str) -> None:
+        master, slave = os.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLS, 0, 0))
+        env = clean_env(TERM="xterm-256color")
+        for name in ("NO_COLOR", "FORCE_COLOR", "COLUMNS", "LINES"):
+            env.pop(name, None)
+        env.update(extra_env)
+        self.proc = subprocess.Popen([*SSE_TOOL, "render", *args], stdin=subprocess.PIPE,
+                                     stdout=slave, stderr=slave, env=env)
+        os.close(slave)
+        self.master = master
+        self.raw = b""
+        self.screen = pyte.Screen(COLS, ROWS)
+        self.stream = pyte.ByteStream(self.screen)
+
+    def write(self, data: bytes) -> None:
+        self.proc.stdin.write(data)
+        self.proc.stdin.flush()
+
+    def text(self) -> str:
+        return "\n".join(line.rstrip() for line in self.screen.display if line.strip())
+
+    def pump(self, timeout: float) -> bool:
+        ready, _, _ = select.select([self.master], [], [], timeout)
+        if not ready:
+            return True
+        try:
+            chunk = os.read(self.master, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            return False
+        self.raw += chunk
+        self.stream.feed(chunk)
+        return bool(chunk)
+
+    def wait_for(self, *needles: str) -> str:
+        deadline = time.monotonic() + PATIENCE
+        while not all(n in self.text() for n in needles) and time.monotonic() < deadline:
+            if not self.pump(0.1):
+                break
+        return self.text()
+
+    def finish(self) -> int:
+        self.proc.stdin.close()
+        code = self.proc.wait(PATIENCE)
+        while self.pump(0.05) and select.select([self.master], [], [], 0)[0]:
+            pass
+        os.close(self.master)
+        return code
+
+
+def events(data: bytes) -> list[bytes]:
+    """The exact bytes, cut after each blank line (a cut-off tail stays cut off)."""
+    return re.findall(rb".*?\n\n|.+\Z", data, re.S)
+
+
+def test_the_screen_while_streaming_and_after_completion():
+    term = Terminal()
+    assert "connecting\u2026" in term.wait_for("connecting")
+    parts = events(FULL)
+    first_text = next(i for i, e in enumerate(parts) if b'"text_delta"' in e)
+    for event in parts[:first_text]:
+        term.write(event)
+    term.wait_for("thinking\u2026", "Let me give two brief")
+    term.write(parts[first_text])
+    screen = term.wait_for("\u258d", "thought for")
+    assert "1. **Pouch**" in screen and "provisional" in screen and "Captain Beak" not in screen
+    for event in parts[first_text + 1:]:
+        term.write(event)
+    code = term.finish()
+    lines = term.text().split("\n")
+    assert code == 0
+    assert lines[0].startswith("\u25b8 thought for ") and lines[0].endswith("(56 words)")
+    assert lines[1:3] == ["1. **Pouch** - references their iconic bill pouch",
+                          '2. **Pelé** - playful take on "pelican"']
+    assert lines[3].startswith("claude-haiku-4-5-20251001 \u00b7 46 in \u00b7 133 out \u00b7 first token ")
+    assert len(lines) == 4 and not term.screen.cursor.hidden
+
+
+def test_the_screen_after_a_cut_shows_the_error_not_a_partial_answer():
+    term = Terminal()
+    for event in events(CUT):
+        term.write(event)
+    term.wait_for("thinking")
+    code = term.finish()
+    screen = term.text()
+    assert code == 3
+    assert "cut off" in screen and "retried" in screen
+    assert "thinking\u2026" not in screen and "provisional" not in screen
+
+
+def test_ctrl_c_leaves_a_clean_screen_with_the_cursor_shown():
+    term = Terminal()
+    term.write(b'{"type": "delta", "channel": "answer", "text": "half an answer"}\n')
+    term.wait_for("half an answer\u258d")
+    term.proc.send_signal(signal.SIGINT)
+    code = term.finish()
+    assert code == 130
+    assert "interrupted" in term.text() and "provisional" not in term.text()
+    assert not term.screen.cursor.hidden
+
+
+#: an SGR sequence that sets a foreground colour (bold and dim are not colours)
+COLOUR = re.compile(rb"\x1b\[(?:\d+;)*(?:3[0-7]|38;[25];[\d;]+)m")
+
+
+def cut_off_screen(*args: str, **env: str) -> Terminal:
+    term = Terminal(*args, **env)
+    term.write(CUT)
+    assert term.finish() == 3
+    return term
+
+
+def test_colour_on_a_terminal_unless_no_color_or_color_never():
+    assert COLOUR.search(cut_off_screen().raw)
+    assert not COLOUR.search(cut_off_screen(NO_COLOR="1").raw)
+    assert not COLOUR.search(cut_off_screen("--color", "never").raw)
+    assert COLOUR.search(cut_off_screen("--color", "always", NO_COLOR="1").raw)
+
+
+def test_a_dumb_terminal_gets_the_plain_view_without_cursor_movement():
+    term = Terminal(TERM="dumb")
+    term.write(FULL)
+    assert term.finish() == 0
+    assert b"\x1b" not in term.raw
+    assert term.raw.replace(b"\r\n", b"\n").endswith(b'2. **Pel\xc3\xa9** - playful take on "pelican"\n')

@@ -1,0 +1,239 @@
+"""The terminal view drawn into a capture console; pyte replays the bytes into a screen."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pyte
+
+from ..support import FIXTURES
+from sse_tool.model import Channel, Delta, End, Reset, Status, ToolCall
+from sse_tool.render.throttle import Painter
+from sse_tool.pipeline import RecordReader
+from sse_tool.render.release import make_policy
+from sse_tool.render.view_terminal import TerminalView
+
+WIDTH, HEIGHT = 80, 24
+
+
+class Screen:
+    """The terminal view over an injected writer, the painter over it, and what a
+    terminal (pyte, scrollback included) shows of what it wrote."""
+
+    def __init__(self, width: int = WIDTH, height: int = HEIGHT, **view_options) -> None:
+        self.out: list[str] = []
+        self.width, self.height = width, height
+        self.now = 0.0
+        view = TerminalView(self.out.append, lambda: (self.width, self.height), colour=False, **view_options)
+        self.painter = Painter(view, lambda: self.now)
+
+    def feed(self, records, step: float = 0.05) -> None:
+        for record in records:
+            self.now += step
+            self.painter.feed(record)
+            self.painter.tick()
+
+    def written(self) -> str:
+        return "".join(self.out)
+
+    def all_lines(self) -> list[str]:
+        """Scrollback and screen, each row without its trailing blanks."""
+        screen = pyte.HistoryScreen(self.width, self.height, history=10000)
+        pyte.Stream(screen).feed(self.written())
+        rows = [[line[x].data for x in range(self.width)] for line in screen.history.top]
+        rows += [[screen.buffer[y][x].data for x in range(self.width)] for y in range(self.height)]
+        lines = ["".join(row).rstrip() for row in rows]
+        while lines and not lines[-1]:
+            lines.pop()
+        return lines
+
+    def lines(self) -> list[str]:
+        return self.all_lines()
+
+    def text(self) -> str:
+        return "\n".join(line for line in self.lines() if line)
+
+
+def fixture_records(name: str) -> list:
+    reader = RecordReader()
+    return reader.feed((FIXTURES / name).read_bytes()) + reader.close()
+
+
+def answer(text):
+    return Delta(Channel.ANSWER, text)
+
+
+def test_before_any_content_a_spinner_says_connecting_with_the_elapsed_time():
+    s = Screen()
+    s.now = 0.5
+    s.painter.tick()
+    assert "connecting\u2026 0.5 s" in s.text()
+    s.painter.arrived()
+    s.now = 0.7
+    s.painter.tick()
+    assert "waiting for the model\u2026 0.7 s" in s.text()
+
+
+def test_while_streaming_the_answer_is_marked_provisional_with_a_cursor():
+    s = Screen()
+    s.feed([answer("Hello"), answer(" world")])
+    text = s.text()
+    assert "Hello world\u258d" in text
+    assert "receiving (provisional)" in text
+
+
+def test_a_complete_answer_is_printed_once_stable_without_the_provisional_marks():
+    s = Screen()
+    s.feed([answer("Hello"), answer(" world"), End(Status.COMPLETE, "stop")])
+    assert s.all_lines() == ["Hello world"]
+    assert s.written().endswith("\rHello world\x1b[K\r\n\x1b[J\x1b[?2026l\x1b[?25h")  # written once, at the end
+
+
+def test_a_cut_off_answer_stays_with_an_error_under_it_that_says_it_is_incomplete():
+    s = Screen()
+    s.feed([answer("The partial"), End(Status.TRUNCATED, detail="no terminal event")])
+    assert s.all_lines() == [
+        "The partial",
+        "\u2717 the response was cut off before it finished (no terminal event); it can be",
+        "retried",
+        "  the answer above is incomplete",
+    ]
+
+
+def test_release_complete_shows_nothing_of_a_cut_answer_only_the_error():
+    s = Screen(policy=make_policy("complete"))
+    s.feed([answer("The partial answer"), End(Status.TRUNCATED, detail="no terminal event")])
+    assert s.all_lines() == [
+        "\u2717 the response was cut off before it finished (no terminal event); it can be",
+        "retried",
+        "  the rest of the partial answer (3 words) is not shown; --on-truncate keep",
+        "shows it",
+    ]
+
+
+def test_on_truncate_keep_shows_what_the_policy_held_back_marked_incomplete():
+    s = Screen(on_truncate="keep", policy=make_policy("complete"))
+    s.feed([answer("The partial"), End(Status.TRUNCATED)])
+    assert s.all_lines() == ["The partial", "\u2717 the response was cut off before it finished; it can be retried",
+                             "  the answer above is incomplete"]
+
+
+def test_a_provider_error_is_shown_with_its_type_and_message():
+    s = Screen()
+    s.feed([End(Status.ERROR, error={"type": "overloaded_error", "message": "Overloaded"})])
+    assert "provider error: overloaded_error: Overloaded" in s.text()
+
+
+def test_reasoning_streams_in_its_own_block_then_collapses_to_one_line():
+    s = Screen()
+    s.painter.draft.live = True
+    records = fixture_records("anthropic/thinking-signature.sse")
+    first_answer = next(i for i, r in enumerate(records) if isinstance(r, Delta) and r.channel is Channel.ANSWER)
+    for record in records[:first_answer]:
+        s.painter.arrived()
+        s.feed([record])
+    assert "thinking\u2026" in s.text() and "Captain Beak" in s.text()
+    s.feed(records[first_answer:])
+    lines = s.all_lines()
+    assert lines[0].startswith("\u25b8 thought for ") and lines[0].endswith("(56 words)")
+    assert lines[1:3] == ["1. **Pouch** - references their iconic bill pouch",
+                          '2. **Pelé** - playful take on "pelican"']
+    assert lines[3] == ("claude-haiku-4-5-20251001 \u00b7 46 in \u00b7 133 out \u00b7 first token 0.20 s "
+                        "\u00b7 380 tok/s")
+    assert len(lines) == 4
+
+
+def test_a_file_read_at_once_says_the_word_count_without_a_time():
+    s = Screen()
+    s.feed(fixture_records("anthropic/thinking-signature.sse"))
+    assert s.all_lines() == ["\u25b8 thought: 56 words",
+                             "1. **Pouch** - references their iconic bill pouch",
+                             '2. **Pelé** - playful take on "pelican"',
+                             "claude-haiku-4-5-20251001 \u00b7 46 in \u00b7 133 out"]
+
+
+def test_reasoning_show_keeps_the_reasoning_text_above_the_answer():
+    s = Screen(reasoning="show")
+    s.feed(fixture_records("anthropic/thinking-signature.sse"))
+    text = s.text()
+    assert "Captain Beak" in text and text.index("Captain Beak") < text.index("Pouch** - references")
+
+
+def test_reasoning_hide_shows_neither_the_text_nor_a_summary():
+    s = Screen(reasoning="hide")
+    s.feed(fixture_records("anthropic/thinking-signature.sse"))
+    assert "Captain Beak" not in s.text() and "thought for" not in s.text()
+
+
+def test_a_cut_inside_the_reasoning_shows_the_summary_and_the_cut_off_error():
+    s = Screen()
+    s.feed(fixture_records("anthropic/thinking-signature.cut-mid-frame.sse"))
+    lines = s.all_lines()
+    assert lines[0] == "\u25b8 thought: 56 words"
+    assert lines[1].startswith("\u2717 the response was cut off") and "Captain Beak" not in s.text()
+
+
+def test_markdown_renders_the_final_answer():
+    s = Screen(markdown=True)
+    s.feed([answer("Some **bold** words"), End(Status.COMPLETE)])
+    assert "Some bold words" in s.text()
+
+
+def test_the_terminal_view_loads_rich_markdown_only_for_markdown():
+    # markdown-it and pygments come with it: a third of render's start-up on a terminal
+    code = ("import sys\n"
+            "from sse_tool.render.view_terminal import TerminalView\n"
+            "print('rich.markdown' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.stdout == "False\n", done.stderr
+
+
+def test_a_long_answer_reaches_the_scrollback_line_by_line_once_and_only_the_tail_is_redrawn():
+    s = Screen()
+    s.feed([answer(f"line {i}\n") for i in range(200)], step=0.01)
+    before = len(s.written())
+    s.now += 1
+    s.painter.feed(answer("line 200"))
+    s.painter.tick()
+    last_paint = s.written()[before:]
+    assert last_paint.count("\n") < HEIGHT // 2
+    lines = s.all_lines()
+    assert lines[-3:] == ["line 199", "line 200\u258d", "\u280b receiving (provisional) \u00b7 402 words"]
+    assert [line for line in lines[:-2] if line] == [f"line {i}" for i in range(200)]
+    s.feed([End(Status.COMPLETE)])
+    assert s.all_lines() == [f"line {i}" for i in range(201)]
+
+
+def test_tool_calls_are_shown_as_one_line_with_name_and_arguments():
+    s = Screen()
+    s.feed([ToolCall(0, "c1", "get_weather", '{"city": "Paris"}'), End(Status.COMPLETE, "tool_use")])
+    assert 'get_weather({"city": "Paris"})' in s.text()
+
+
+def test_a_reset_says_the_stream_restarted_and_only_the_new_attempt_is_the_answer():
+    s = Screen()
+    s.feed([answer("Old attempt"), Reset(), answer("New"), End(Status.COMPLETE)])
+    lines = [line for line in s.lines() if line]
+    assert "restarted" in lines[0] and lines[-1] == "New" and "Old attempt" not in s.text()
+
+
+def test_interrupting_keeps_the_text_marked_incomplete_and_shows_the_cursor():
+    s = Screen()
+    s.feed([answer("partial")])
+    s.painter.abort()
+    assert s.written().endswith("\x1b[?25h")
+    assert s.all_lines() == ["partial", "\u23f9 interrupted: the answer above is incomplete"]
+
+
+def test_bad_input_says_it_stopped_on_bad_input_not_that_it_was_interrupted():
+    s = Screen()
+    s.feed([answer("partial")])
+    s.painter.abort("stopped: bad input")
+    assert s.all_lines() == ["partial", "\u23f9 stopped: bad input: the answer above is incomplete"]
+
+
+def test_no_stream_leaves_the_screen_clean_for_the_one_line_message():
+    s = Screen()
+    s.painter.abort(None)
+    assert s.text() == ""
