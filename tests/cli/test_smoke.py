@@ -8,7 +8,7 @@ import pytest
 import sse_tool
 from sse_tool.cli import REPORTED
 
-from .support import SSE_TOOL, clean_env
+from ..support import SSE_TOOL, clean_env
 
 
 def run(*args: str) -> subprocess.CompletedProcess:

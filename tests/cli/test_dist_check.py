@@ -21,7 +21,7 @@ import pytest
 
 import sse_tool
 
-from .support import ROOT
+from ..support import ROOT
 
 CHECK = ROOT / ".ci" / "check_dist.py"
 VERSION = sse_tool.__version__
