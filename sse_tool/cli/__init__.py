@@ -22,18 +22,47 @@ from . import _edge
 COMMANDS = ("fetch", "frame", "normalize", "render", "inspect", "check", "replay", "serve")
 
 
-def _version(value: bool) -> None:
+#: the libraries whose versions a bug report needs (``--version -v``), by distribution name
+REPORTED = ("httpx", "rich", "typer", "click", "orjson", "uvicorn", "h2")
+
+
+def versions() -> list[str]:
+    """The lines of ``sse-tool --version -v``: this tool, Python and the platform, then each
+    library in ``REPORTED`` as installed (read from the installed metadata, not imported)."""
+    import platform
+    from importlib import metadata
+
+    lines = [f"sse-tool {__version__}",
+             f"Python {platform.python_version()} ({platform.python_implementation()})"
+             f" on {platform.platform()}"]
+    for name in REPORTED:
+        try:
+            lines.append(f"{name} {metadata.version(name)}")
+        except metadata.PackageNotFoundError:
+            lines.append(f"{name} not installed")
+    return lines
+
+
+def _version(ctx: typer.Context, value: bool) -> None:
+    # not eager, so that -v (eager) has been read by now wherever it stands
     if value:
-        typer.echo(f"sse-tool {__version__}")
+        typer.echo("\n".join(versions()) if ctx.params.get("verbose") else f"sse-tool {__version__}")
         raise typer.Exit()
 
 
 def _main(
+    ctx: typer.Context,
     version: Optional[bool] = typer.Option(
-        None, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+        None, "--version", callback=_version, help="Print the version and exit."
+    ),
+    verbose: bool = typer.Option(
+        False, "--verbose", "-v", is_eager=True,
+        help="With --version: also the versions of Python and the libraries, for bug reports.",
     ),
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks of internal errors."),
 ) -> None:
+    if verbose:  # a command's own -v comes after its name
+        ctx.fail("-v/--verbose goes with --version (a command's own -v comes after its name)")
     if debug:
         _edge.debug = True
 

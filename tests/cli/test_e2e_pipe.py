@@ -19,7 +19,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
@@ -326,8 +326,9 @@ def chain(url: str, stages: int) -> tuple[list[subprocess.Popen], list]:
             ["--interval", "0"] if name == "render" else [])
         err = tempfile.TemporaryFile()
         group = procs[0].pid if procs else 0
+        # setpgid in the child, as Popen(process_group=) does from Python 3.11 on
         proc = subprocess.Popen(args, stdin=upstream or subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=err, env=clean_env(), process_group=group)
+                                stderr=err, env=clean_env(), preexec_fn=partial(os.setpgid, 0, group))
         if upstream is not None:
             upstream.close()
         upstream = proc.stdout
