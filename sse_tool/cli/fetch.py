@@ -367,14 +367,14 @@ def _reconnect_option(reconnect: bool, limit: Optional[int], retry_partial: bool
 
 
 def _reconnecting(request, timeouts, limit, delay, retry, retry_delay, options):
-    from ..fetch_reconnect import reconnecting  # only with --reconnect
+    from ..fetch.reconnecting import reconnecting  # only with --reconnect
 
     return reconnecting(request, limit=limit, delay=delay, timeouts=timeouts, retry=retry,
                         retry_delay=retry_delay, **options)
 
 
 def _is_notice(item) -> bool:
-    module = sys.modules.get("sse_tool.fetch_reconnect")
+    module = sys.modules.get("sse_tool.fetch.reconnecting")
     return module is not None and isinstance(item, module.Notice)
 
 

@@ -103,7 +103,7 @@ def test_fetch_imports_httpx_only_for_a_request_and_never_its_cli(server):
 
 def test_hiding_httpx_cli_during_the_import_leaves_it_importable_afterwards():
     code = ("import sys\n"
-            "from sse_tool.fetch import _httpx\n"
+            "from sse_tool.fetch.lazy import load_httpx as _httpx\n"
             "_httpx()\n"
             "assert 'httpx' in sys.modules and 'httpx._main' not in sys.modules\n"
             "try:\n"

@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from sse_tool.fetch import BodyCut, ConnectionFailed, HttpError, Request, Timeouts
-from sse_tool.fetch_reconnect import Notice, reconnecting
+from sse_tool.fetch.reconnecting import Notice, reconnecting
 from sse_tool.marker import RESET_LINE as RESET_MARKER
 
 from ..eventsource_server import SpecServer, blocks_with_ids

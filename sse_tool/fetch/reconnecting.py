@@ -24,10 +24,11 @@ from collections.abc import Callable, Iterator
 from contextlib import closing
 from typing import NamedTuple
 
-from .fetch import (BodyCut, ConnectionFailed, FetchError, Head, HttpError, Request, Retrying,
-                    Sending, TimedOut, Timeouts, stream)
-from .reconnect import Resumer, Waits
-from .retry import Failure, RetryPolicy
+from ..reconnect import Resumer, Waits
+from ..retry import Failure, RetryPolicy
+from .failures import BodyCut, ConnectionFailed, FetchError, HttpError, TimedOut
+from .request import Request, Timeouts
+from .transfer import Head, Retrying, Sending, stream
 
 #: what ``--reconnect-delay`` is unless given: the few seconds browsers wait
 DEFAULT_DELAY = 3.0

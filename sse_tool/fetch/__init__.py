@@ -1,0 +1,23 @@
+"""HTTP for ``sse-tool fetch``: one request in, the response body out as chunks, as they arrive.
+
+Consumes a ``Request`` and its limits (``Timeouts``, a ``retry.RetryPolicy``); produces a
+stream of items: ``Sending`` (the request as it goes out), ``Head`` (a response status
+line and headers), ``bytes`` (body chunks, one network read each, after content
+decoding), ``Retrying`` (a failed attempt is about to be retried). Failures are typed
+errors carrying their exit code. This is the only module that imports httpx (when a
+request is made, so that a usage error or ``--help`` does not pay for it); it prints
+nothing, and knows nothing of stdout, recordings or redaction (the edge does those).
+
+The modules: ``request`` (what is sent), ``transfer`` (``stream``: attempts, retries,
+the body), ``watchdog`` (deadlines), ``failures`` (typed errors and their wording),
+``reconnecting`` (``fetch --reconnect``: one event stream over many connections).
+"""
+
+from .failures import (MESSAGE_LIMIT, BodyCut, ConnectionFailed, FetchError, HttpError, TimedOut,
+                       UsageError, error_message, shorten)
+from .request import DEFAULT_HEADERS, Request, Timeouts
+from .transfer import ERROR_BODY_LIMIT, Head, Retrying, Sending, stream
+
+__all__ = ["DEFAULT_HEADERS", "ERROR_BODY_LIMIT", "MESSAGE_LIMIT", "BodyCut", "ConnectionFailed",
+           "FetchError", "Head", "HttpError", "Request", "Retrying", "Sending", "TimedOut",
+           "Timeouts", "UsageError", "error_message", "shorten", "stream"]
