@@ -21,7 +21,9 @@ normalized, so neither touches them.
 from __future__ import annotations
 
 import orjson
+from orjson import JSONDecodeError, loads
 
+from .decode import decode_field
 from .errors import BadInput, EventTooLarge
 from .framing import check_text, make_framer, sniff
 from .marker import EXIT, NO_STREAM, NOTE, parse
@@ -59,6 +61,7 @@ class RecordReader:
     def __init__(
         self, provider: str = "auto", source: str = "auto", *,
         max_event_size: int = DEFAULT_MAX_EVENT_SIZE, think_tags: str = "auto", lenient: bool = False,
+        fast: bool = True,
     ) -> None:
         if source not in SOURCES:
             raise ValueError(f"unknown source {source!r}")
@@ -75,6 +78,9 @@ class RecordReader:
         #: the framing's end, once ``close`` has run (None before, or if nothing arrived)
         self.frame_end: FrameEnd | None = None
         self.lenient = lenient
+        #: False: every item through ``Normalizer.feed`` and ``from_record`` (the reference
+        #: the fast paths are held to)
+        self.fast = fast
         self.normalizer: Normalizer | None = None
         self._framer = None
         self._head = bytearray()  # grows in place: a long first line costs linear time
@@ -157,8 +163,8 @@ class RecordReader:
 
     def _start(self, kind: str) -> None:
         self.source = kind
-        if kind in ("events", "records"):
-            self._framer = NdjsonParser(max_event_size=self.max_event_size)
+        if kind in ("events", "records"):  # lines of JSON, parsed here: not decoded first
+            self._framer = NdjsonParser(max_event_size=self.max_event_size, raw=True)
         else:
             # Other comments mean nothing here (the SSE parser reports the reset marker anyway).
             self._framer = make_framer(kind, max_event_size=self.max_event_size)
@@ -178,12 +184,15 @@ class RecordReader:
         self.items = items
         out: list[Record] = []
         try:
-            self._convert(items, out)
+            if self.source == "records":
+                self._pass(items, out)
+            else:
+                self._convert(items, out)
         except BadInput as exc:
             if not out:
                 raise
             self.error = exc  # hand out the good records first (as the framers do)
-        return self._track(out)
+        return out
 
     def _track(self, records: list[Record]) -> list[Record]:
         """Tool calls noted for the end's summary (the text itself is not kept: normalize's
@@ -196,30 +205,64 @@ class RecordReader:
                 self._calls = ToolCallCheck()
         return records
 
-    def _convert(self, items: list, out: list[Record]) -> None:
-        if self.source == "records":
-            for item in items:
-                if type(item) is SseComment:
-                    record = _marker_record(item.text)
-                    if record is None:
-                        continue
-                else:
-                    record = self._load_line(item, from_record)
-                if not self._ended:  # anything after the end record is not this stream's
-                    out.append(record)
-                    self._ended = isinstance(record, End)
-            return
-        normalizer = self.normalizer
+    def _pass(self, items: list, out: list[Record]) -> None:
+        """Channel records, passed through (a delta line is read with a few plain tests;
+        any other line by ``from_record``, which type-checks every field)."""
         for item in items:
-            if self.source == "events" and type(item) is not SseComment:
-                item = self._load_line(item, lambda rec: load_event(rec, item.offset))
+            if type(item) is SseComment:
+                record = _marker_record(item.text)
+                if record is None:
+                    continue
+            else:
+                record = _delta_line(item.data) if self.fast else None
+                if record is None:
+                    record = self._load_line(item, from_record)
+            if not self._ended:  # anything after the end record is not this stream's
+                out.append(record)
+                self._ended = type(record) is End
+
+    def _convert(self, items: list, out: list[Record]) -> None:
+        """Events (or frame's records of them) normalized.
+
+        The common delta event takes a fast path: its JSON parsed once, the adapter's
+        ``quick`` asked, its record appended; anything ``quick`` does not take, and every
+        item while the normalizer owes something else (``fast_path`` is None), goes through
+        ``Normalizer.feed``, which gives the same records (see ``tests/test_fast_paths.py``).
+        """
+        normalizer = self.normalizer
+        lines = self.source == "events"
+        quick = normalizer.fast_path() if self.fast else None
+        think = self._think
+        for item in items:
+            if quick is not None and type(item) is not SseComment:
+                if lines:
+                    event, data = _plain_event(item.data)
+                else:
+                    event, data = item.event, item.data
+                if data[:1] == "{":
+                    try:
+                        record = quick(event, loads(data))
+                    except JSONDecodeError:
+                        record = None  # feed says why
+                    if record is not None:
+                        if think is not None and record[0] is _ANSWER:
+                            out += self._after([record])
+                            think = self._think
+                        else:
+                            out.append(record)
+                        continue
+            if lines and type(item) is not SseComment:
+                item = self._load_line(item, lambda rec, at=item.offset: load_event(rec, at))
             records = normalizer.feed(item)
             if records:
                 # Past the answer's start there is nothing to split, until a retry's Reset
                 # (which the normalizer hands out alone) starts a new attempt.
                 if self._think is not None or type(records[0]) is Reset:
                     records = self._after(records)
-                out += records
+                    think = self._think
+                out += self._track(records)
+            if self.fast:
+                quick = normalizer.fast_path()
 
     def _after(self, records: list[Record]) -> list[Record]:
         """The adapter's records with ``<think>`` blocks split out of the answer (once the
@@ -254,13 +297,56 @@ class RecordReader:
 
     @staticmethod
     def _load_line(item, convert):
+        data = item.data
         try:
-            rec = orjson.loads(item.data)
+            try:
+                rec = loads(data)
+            except JSONDecodeError:
+                if type(data) is not bytes:
+                    raise
+                rec = loads(decode_field(data))  # invalid UTF-8 reads as U+FFFD, as in text
             if not isinstance(rec, dict):
                 raise ValueError("not a JSON object")
             return convert(rec)
         except (ValueError, BadInput) as exc:
             raise BadInput(f"invalid record: {exc}", item.offset) from None
+
+
+_ANSWER = Channel.ANSWER
+_CHANNELS = {channel.value: channel for channel in Channel}
+_NOT_PLAIN = ("", "")  # (event, data) of a line that is not a plain event record
+_new = tuple.__new__  # builds a Delta without the keyword handling of its constructor
+
+
+def _plain_event(line: bytes) -> tuple[str, str]:
+    """(event, data) of a frame record with just those two fields, both strings, as
+    ``frame`` writes nearly every event; ``("", "")`` for any other line (``load_event``
+    reads it, type-checking every field)."""
+    try:
+        rec = loads(line)
+    except JSONDecodeError:
+        return _NOT_PLAIN
+    if type(rec) is dict and len(rec) == 2:
+        event, data = rec.get("event"), rec.get("data")
+        if type(event) is str and type(data) is str:
+            return event, data
+    return _NOT_PLAIN
+
+
+def _delta_line(line: bytes) -> Delta | None:
+    """The ``Delta`` of a delta record whose channel and text are strings, the channel a
+    known one; None for any other line (``from_record`` reads it)."""
+    try:
+        rec = loads(line)
+    except JSONDecodeError:
+        return None
+    if type(rec) is dict and rec.get("type") == "delta":
+        channel, text = rec.get("channel"), rec.get("text")
+        if type(channel) is str and type(text) is str:
+            channel = _CHANNELS.get(channel)
+            if channel is not None:
+                return _new(Delta, (channel, text))
+    return None
 
 
 def _marker_record(text: str) -> Record | None:

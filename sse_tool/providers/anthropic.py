@@ -13,6 +13,10 @@ marked ``server`` (Anthropic runs them), and their results (``web_search_tool_re
 usage; only ``message_stop`` is terminal, so a stream that ends after a ``message_delta``
 is still truncated. Events are keyed on the payload's ``type`` (the event name when the
 payload has none), so frames without ``event:`` lines read the same.
+
+Nearly every event is a ``text_delta`` or ``thinking_delta``: ``quick`` reads those with a
+few plain tests and leaves anything else (another shape, a value of another type, empty
+text) to ``feed``, which gives the same record (the tests compare both on every fixture).
 """
 
 from __future__ import annotations
@@ -34,6 +38,8 @@ _ANTHROPIC_TYPES = frozenset({
 _TOOL_BLOCKS = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
 #: tool calls that Anthropic runs itself, not the client
 _SERVER_TOOLS = frozenset({"server_tool_use", "mcp_tool_use"})
+_ANSWER, _REASONING = Channel.ANSWER, Channel.REASONING
+_new = tuple.__new__  # builds a Delta without the keyword handling of its constructor
 
 
 def _kind(event: str, payload) -> str:
@@ -58,6 +64,24 @@ class Anthropic:
         self.usage: dict | None = None
         #: open tool blocks: index -> (start input, whether argument text arrived)
         self._tools: dict[int, tuple[object, bool]] = {}
+
+    @staticmethod
+    def quick(event: str, payload: dict) -> Delta | None:
+        """The record of a text or thinking delta with non-empty text, read with plain
+        tests; None for anything else (``feed`` reads it)."""
+        if payload.get("type") == "content_block_delta":
+            delta = payload.get("delta")
+            if type(delta) is dict:
+                kind = delta.get("type")
+                if kind == "text_delta":
+                    text = delta.get("text")
+                    if type(text) is str and text:
+                        return _new(Delta, (_ANSWER, text))
+                elif kind == "thinking_delta":
+                    text = delta.get("thinking")
+                    if type(text) is str and text:
+                        return _new(Delta, (_REASONING, text))
+        return None
 
     def feed(self, event: str, payload) -> list[Record]:
         if not isinstance(payload, dict):

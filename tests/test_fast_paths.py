@@ -1,0 +1,166 @@
+"""The fast paths give exactly what the reference path gives.
+
+``RecordReader(fast=False)`` reads every event through ``Normalizer.feed`` (the adapters'
+``feed``, every value type-checked) and every channel record through ``from_record``; the
+default reads the common delta event with the adapter's ``quick``, frame's plain event
+records and channel delta records with a few plain tests. For every fixture and sample,
+in each form a later stage may read it (the provider's bytes, ``frame``'s records of them,
+``normalize``'s records of those), cut in two at every position, both give the same
+records, or the same bad input at the same offset.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from sse_tool.errors import BadInput
+from sse_tool.framing import AutoFramer
+from sse_tool.model import to_record
+from sse_tool.pipeline import RecordReader
+from sse_tool.wire import dumps, event_record
+
+from .support import stream_files
+from .test_every_cut_normalize import cuts_for
+
+FILES = [pytest.param(p, id=p.relative_to(p.parent.parent).as_posix()) for p in stream_files()]
+
+
+def outcome(chunks: list[bytes], fast: bool, provider: str = "auto", think_tags: str = "auto"):
+    """The records, or what made the input bad input (message and offset)."""
+    reader = RecordReader(provider, think_tags=think_tags, fast=fast)
+    records = []
+    try:
+        for chunk in chunks:
+            records += reader.feed(chunk)
+        return records + reader.close()
+    except BadInput as exc:
+        return records, "bad input", str(exc), exc.offset
+
+
+def frame_records(data: bytes) -> bytes:
+    """``data`` as ``sse-tool frame`` writes it (its cut marker included)."""
+    framer = AutoFramer()
+    try:
+        items = framer.feed(data)
+        end = framer.close()
+    except BadInput:
+        return b""
+    lines = b"".join(dumps(event_record(i)) for i in items)
+    return lines + (dumps(event_record(end.comment())) if end.truncated else b"")
+
+
+def channel_records(data: bytes) -> bytes:
+    """``data`` as ``sse-tool normalize`` writes it (reading it the reference way)."""
+    result = outcome([data], fast=False)
+    records = result[0] if isinstance(result, tuple) else result
+    return b"".join(dumps(to_record(r)) for r in records)
+
+
+def assert_same_everywhere(data: bytes, **options) -> None:
+    whole = outcome([data], fast=False, **options)
+    assert outcome([data], fast=True, **options) == whole
+    for cut in cuts_for(data):
+        chunks = [data[:cut], data[cut:]]
+        assert outcome(chunks, fast=True, **options) == outcome(chunks, fast=False, **options), f"cut at byte {cut}"
+
+
+@pytest.mark.parametrize("path", FILES)
+def test_the_providers_bytes_cut_anywhere_read_the_same_fast_and_slow(path):
+    assert_same_everywhere(path.read_bytes())
+
+
+@pytest.mark.parametrize("path", FILES)
+def test_frames_records_cut_anywhere_read_the_same_fast_and_slow(path):
+    data = frame_records(path.read_bytes())
+    if data:
+        assert_same_everywhere(data)
+
+
+@pytest.mark.parametrize("path", FILES)
+def test_channel_records_cut_anywhere_read_the_same_fast_and_slow(path):
+    data = channel_records(path.read_bytes())
+    if data:
+        assert_same_everywhere(data)
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai", "openai-responses"])
+def test_a_named_provider_and_think_tags_on_read_the_same_fast_and_slow(provider):
+    for path in stream_files():
+        data = path.read_bytes()
+        for think_tags in ("on", "off"):
+            assert outcome([data], True, provider, think_tags) == outcome([data], False, provider, think_tags), path
+
+
+ANTHROPIC_HEAD = (b'data: {"type":"message_start","message":{"model":"m"}}\n\n'
+                  b'data: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}\n\n')
+
+
+@pytest.mark.parametrize("event", [
+    # what quick must leave to feed: values of another type, empty text, other fields
+    b'data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":5}}\n\n',
+    b'data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":""}}\n\n',
+    b'data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta"}}\n\n',
+    b'data: {"type":"content_block_delta","index":0,"delta":[]}\n\n',
+    b'data: {"type":"content_block_delta","index":0,"delta":{"type":["text_delta"],"text":"x"}}\n\n',
+    b'data: {"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":{}}}\n\n',
+    b'event: content_block_delta\ndata: {"index":0,"delta":{"type":"text_delta","text":"x"}}\n\n',
+    b'data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"x"}\n\n',
+    b'data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"<think>a</think>b"}}\n\n',
+])
+def test_odd_anthropic_deltas_read_the_same_fast_and_slow(event):
+    data = ANTHROPIC_HEAD + event * 2 + b'data: {"type":"message_stop"}\n\n'
+    for think_tags in ("auto", "on", "off"):
+        assert outcome([data], True, think_tags=think_tags) == outcome([data], False, think_tags=think_tags)
+    assert_same_everywhere(frame_records(data))
+
+
+OPENAI = b'data: {"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}\n\n'
+
+
+@pytest.mark.parametrize("chunk", [
+    b'{"model":"m","choices":[{"index":0,"delta":{"content":5}}]}',
+    b'{"model":"other","choices":[{"index":0,"delta":{"content":"x"}}]}',
+    b'{"model":7,"choices":[{"index":0,"delta":{"content":"x"}}]}',
+    b'{"choices":[{"index":1,"delta":{"content":"x"}}]}',
+    b'{"choices":[{"index":0,"delta":{"content":"x"},"finish_reason":"stop"}]}',
+    b'{"choices":[{"index":0,"delta":{"content":"x"},"finish_reason":3}]}',
+    b'{"choices":[{"index":0,"delta":{"content":"x","reasoning_content":"r"}}]}',
+    b'{"choices":[{"index":0,"delta":{"content":"x","tool_calls":"no"}}]}',
+    b'{"choices":[{"index":0,"delta":{"content":"x"}}],"usage":{"total_tokens":3}}',
+    b'{"choices":[{"index":0,"delta":{"content":"x"}}],"usage":"many"}',
+    b'{"choices":[{"index":0,"delta":{"content":"x"}}],"error":{"message":"boom"}}',
+    b'{"choices":[{"index":0,"delta":{"content":"x"}}],"x_groq":{"usage":{"total_tokens":3}}}',
+    b'{"choices":[{"index":0,"delta":{"content":"x"}},{"index":1,"delta":{"content":"y"}}]}',
+    b'{"choices":["x"]}',
+])
+def test_odd_openai_chunks_read_the_same_fast_and_slow(chunk):
+    data = OPENAI + b"data: " + chunk + b"\n\n" + b"data: [DONE]\n\n"
+    assert outcome([data], True) == outcome([data], False)
+    assert outcome([data], True, "openai") == outcome([data], False, "openai")
+    assert_same_everywhere(frame_records(data))
+
+
+@pytest.mark.parametrize("line", [
+    b'{"type":"delta","channel":"answer","text":5}',
+    b'{"type":"delta","channel":"speech","text":"x"}',
+    b'{"type":"delta","channel":["answer"],"text":"x"}',
+    b'{"type":"delta","channel":"answer"}',
+    b'{"type":"delta","channel":"reasoning","text":"x","aggregate":"x"}',
+    b'{"type":"delta","channel":"answer","text":"\xff"}',
+])
+def test_odd_delta_records_read_the_same_fast_and_slow(line):
+    data = b'{"type":"delta","channel":"answer","text":"a"}\n' + line + b'\n{"type":"end","status":"complete"}\n'
+    assert_same_everywhere(data)
+
+
+@pytest.mark.parametrize("line", [
+    b'{"event":"message","data":5}',
+    b'{"event":7,"data":"{}"}',
+    b'{"event":"message","data":"{\\"choices\\":[{\\"delta\\":{\\"content\\":\\"x\\"}}]}","id":3}',
+    b'{"event":"message","data":"{\\"choices\\":[{\\"delta\\":{\\"content\\":\\"x\\"}}]}","id":"3"}',
+    b'{"event":"message","data":"{\\"choices\\":[{\\"delta\\":{\\"content\\":\\"\xff\\"}}]}"}',
+    b'{"event":"message","data":"{\\"choices\\":[{\\"delta\\":{\\"content\\":\\"x\\"}}"}',
+])
+def test_odd_frame_records_read_the_same_fast_and_slow(line):
+    head = b'{"event":"message","data":"{\\"model\\":\\"m\\",\\"choices\\":[{\\"delta\\":{\\"content\\":\\"a\\"}}]}"}\n'
+    assert_same_everywhere(head + line + b'\n{"event":"message","data":"[DONE]"}\n')
