@@ -1,6 +1,7 @@
 """Which framer reads an input, recognised from its first bytes.
 
-Every stage accepts what an earlier stage writes, so the first non-blank byte decides:
+Every stage accepts what an earlier stage writes, so the first non-blank byte decides
+(leading in-band marker lines, such as a retry's note before the body, are skipped):
 ``[`` is a streamed JSON array, ``{`` is JSON Lines (NDJSON from a provider, or sse-tool's
 own records), anything else is SSE if its first line begins like SSE (``check_text``); a
 NUL byte first is AWS's binary event stream, told apart from other binary data by its
@@ -26,8 +27,33 @@ FRAMERS = {"sse": SseParser, "json-array": JsonArrayParser, "ndjson": NdjsonPars
 _BLANK = b" \t\r\n\xef\xbb\xbf"  # whitespace, and the BOM's bytes
 
 
+def body_start(head: bytes, final: bool = False) -> int | None:
+    """Where the body of ``head`` starts, past blanks and whole in-band marker lines (an
+    earlier stage's notes may come before the body's first byte); None while a marker
+    line, or what may still become one, is arriving."""
+    start = 0
+    while True:
+        start = len(head) - len(head[start:].lstrip(_BLANK))
+        rest = head[start:start + len(LINE_STARTS[0])]
+        if not head.startswith(LINE_STARTS, start):
+            if rest and not final and any(m.startswith(rest) for m in LINE_STARTS):
+                return None  # ": sse-t" may still become a marker
+            return start
+        end = head.find(b"\n", start)
+        if end < 0:
+            return None if not final else len(head)
+        start = end + 1
+
+
 def sniff(head: bytes, final: bool = False) -> str | None:
     """Name the framing of an input starting with ``head``; None if more bytes are needed."""
+    if head[:1] != b"\0":
+        start = body_start(head, final)
+        if start is None:
+            return None
+        head = head[start:]
+        if head[:1] == b"\0":  # text before it: binary, refused as such
+            return "sse"
     if head[:1] == b"\0":  # an event-stream message's length starts with a zero byte
         if len(head) >= PRELUDE:
             return "aws-eventstream" if looks_like_prelude(head) else "sse"  # sse: binary, refused
@@ -133,7 +159,9 @@ class AutoFramer:
                 check_text(head, final=True)  # anything else must begin like SSE
                 kind = "sse"
             self._choose(kind)
-            self._framer.feed(head)
+            items = self._framer.feed(head)  # what the short input held (a marker, say)
+            end = self._framer.close()
+            return end._replace(items=(*items, *end.items)) if items else end
         return self._framer.close()
 
     def _choose(self, kind: str) -> None:

@@ -7,6 +7,7 @@ clock); produces calls on an injected *view*, the only thing that draws::
     view.reset(draft, now)        # a retry began: the previous attempt is void
     view.finish(draft, end, now)  # the terminal record: show the result, stable
     view.abort(draft, now)        # Ctrl-C or bad input: leave the screen clean
+    view.note(text, now)          # an earlier stage's notice ("fetch: retry 1/2 in 1s")
     view.animates                 # True if the view wants idle frames (a spinner)
 
 A delta only stores the aggregate and schedules one paint if none is pending; the paint,
@@ -23,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .model import End, Record, Reset
+from .model import End, Note, Record, Reset
 from .render.draft import Draft
 
 #: before the first delta, a view that animates gets a frame this long after start ...
@@ -49,8 +50,15 @@ class Painter:
         self._next_spin = self.started + SPINNER_DELAY if view.animates else None
 
     def arrived(self) -> None:
-        """The first bytes of input arrived (the view may say "waiting" instead of "connecting")."""
+        """Bytes of input arrived (the view may say "waiting" instead of "connecting");
+        the records of one read share a batch (times inside one read mean nothing)."""
         self.draft.got_bytes = True
+        self.draft.batch += 1
+
+    def resized(self) -> None:
+        """The terminal changed size: paint again soon, at the new width."""
+        if not self.finished and self._due is None:
+            self._due = self.clock()
 
     def feed(self, record: Record) -> None:
         if self.finished:
@@ -65,6 +73,11 @@ class Painter:
             self._due = None
             self.view.reset(self.draft, now)
             self._paint(now)
+            return
+        if isinstance(record, Note):  # an earlier stage's notice, shown in the view's place
+            self.view.note(record.text, now)
+            if self._due is None:
+                self._due = now
             return
         if not self.draft.add(record, now):
             return

@@ -25,7 +25,7 @@ from orjson import JSONDecodeError, loads
 
 from .decode import decode_field
 from .errors import BadInput, EventTooLarge
-from .framing import check_text, make_framer, sniff
+from .framing import body_start, check_text, make_framer, sniff
 from .marker import EXIT, NO_STREAM, NOTE, parse
 from .model import (
     RECORD_TYPES, Channel, Delta, End, Note, Record, Reset, Status, ToolCall,
@@ -151,7 +151,7 @@ class RecordReader:
             return None  # a few bytes of the first line: wait for more
         if kind != "ndjson":
             return kind
-        line, newline, _ = self._head.lstrip(b" \t\r\n\xef\xbb\xbf").partition(b"\n")
+        line, newline, _ = self._head[body_start(self._head, final):].partition(b"\n")
         if not newline and not final:
             self._line_pending = True
             return None

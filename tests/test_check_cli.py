@@ -40,7 +40,7 @@ def test_a_clean_stream_exits_0_and_says_so():
 def test_errors_exit_10_and_the_table_names_rule_line_and_offset():
     done = run(str(TRUNCATED))
     assert done.returncode == ExitCode.FINDINGS == 10
-    text = done.stdout.decode()
+    text = " ".join(done.stdout.decode().split())  # the table wraps a long path's title
     assert "sse.missing-final-blank-line" in text and "stream.no-terminal-event" in text and "2 errors" in text
 
 

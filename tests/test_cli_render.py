@@ -164,7 +164,7 @@ def test_output_and_output_json_hold_the_result_of_a_complete_stream(tmp_path):
     out, js = tmp_path / "a.txt", tmp_path / "a.json"
     r = run("--output", str(out), "--output-json", str(js), data=FULL.read_bytes())
     assert r.returncode == 0
-    assert out.read_text() == ANSWER
+    assert out.read_bytes() == r.stdout == ANSWER.encode() + b"\n"  # the same bytes as the pipe got
     result = json.loads(js.read_text())
     assert result["status"] == "complete" and result["answer"] == ANSWER
     assert result["stop_reason"] == "end_turn" and "Captain Beak" in result["reasoning"]
@@ -200,3 +200,31 @@ def test_ctrl_c_exits_130_and_writes_no_output_file(tmp_path):
 def test_an_output_in_a_missing_directory_is_a_usage_error_before_reading(tmp_path):
     r = run("--output", str(tmp_path / "no" / "a.txt"), data=FULL.read_bytes())
     assert r.returncode == 2 and r.stdout == b""
+
+
+def test_several_files_are_drawn_in_turn_and_the_exit_code_is_the_first_failure(tmp_path):
+    r = subprocess.run([*SSE_TOOL, "render", str(FULL), str(CUT), str(FULL)], capture_output=True,
+                       env=clean_env(), timeout=PATIENCE)
+    assert r.returncode == 3
+    assert r.stdout.startswith((ANSWER + "\n").encode()) and r.stdout.endswith((ANSWER + "\n").encode())
+    assert r.stderr.decode().count("truncated") == 1
+    both = run("-o", str(tmp_path / "x"), str(FULL), str(FULL))
+    assert both.returncode == 2 and "one input" in both.stderr.decode()
+
+
+def test_an_early_stop_is_said_on_stderr_without_strict_too():
+    r = run(data=records(delta("Half"), end(stop_reason="max_tokens")))
+    assert r.returncode == 0 and r.stdout == b"Half\n"
+    assert r.stderr.decode() == "sse-tool render: the model stopped early (max_tokens)\n"
+
+
+def test_release_complete_with_on_truncate_keep_lets_out_the_partial_answer():
+    r = run("--release", "complete", "--on-truncate", "keep", data=records(delta("Half an"), end("truncated")))
+    assert r.returncode == 3 and r.stdout == b"Half an"
+
+
+def test_a_note_of_an_earlier_stage_is_said_on_stderr_as_that_stage_would():
+    r = run(data=records({"type": "note", "text": "fetch: HTTP 429; retry 1/2 in 1s (backoff)"},
+                         delta("Hi"), end()))
+    assert r.returncode == 0 and r.stdout == b"Hi\n"
+    assert r.stderr.decode() == "sse-tool fetch: HTTP 429; retry 1/2 in 1s (backoff)\n"

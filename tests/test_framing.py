@@ -61,3 +61,27 @@ def test_make_framer_builds_each_kind_with_its_options():
     assert isinstance(sse, SseParser) and sse.comments and sse.max_event_size == 10
     assert isinstance(make_framer("json-array", comments=True), JsonArrayParser)
     assert isinstance(make_framer("ndjson", max_event_size=5), NdjsonParser)
+
+
+NOTE = b": sse-tool note fetch: HTTP 503; retry 1/2 in 1s (backoff)\n\n"
+BODIES = {
+    "json-array": b'[{"candidates":[{"content":{"parts":[{"text":"hi"}]},"finishReason":"STOP"}]}]',
+    "ndjson": b'{"model":"m","message":{"role":"assistant","content":"hi"},"done":true,"done_reason":"stop"}\n',
+    "sse": b'event: message_stop\ndata: {"type":"message_stop"}\n\n',
+}
+
+
+@pytest.mark.parametrize("kind", sorted(BODIES))
+def test_leading_note_markers_are_skipped_when_the_framing_is_recognised(kind):
+    from sse_tool.framing import sniff
+    from sse_tool.pipeline import RecordReader
+
+    data = NOTE + NOTE + BODIES[kind]
+    assert sniff(data) == kind and sniff(NOTE) is None and sniff(NOTE[:9]) is None
+    for step in (1, 5, len(data)):
+        reader = RecordReader()
+        records = [r for i in range(0, len(data), step) for r in reader.feed(data[i:i + step])]
+        records += reader.close()
+        assert reader.source == kind
+        assert [type(r).__name__ for r in records[:2]] == ["Note", "Note"]
+        assert type(records[-1]).__name__ == "End"

@@ -222,7 +222,7 @@ def test_a_failure_marker_after_any_cut_decides_the_end_in_every_framing(data, a
     items, frame_end = frame_all(chunked(data, points))
     from sse_tool.wire import dumps, event_record
 
-    lines = b"".join(dumps(event_record(i)) for i in items)
+    lines = b"".join(dumps(event_record(i)) for i in [*items, *frame_end.items])  # as frame writes them
     assert frame_end.truncated is None
     again, error = read_all(chunked(lines, points))
     assert error is None and again[-1] == end

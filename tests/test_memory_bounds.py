@@ -10,20 +10,45 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
+import tempfile
 import threading
 
 import pytest
 
-from .support import SSE_TOOL, clean_env
+from .support import clean_env
 
 MiB = 2**20
+
+
+# The child reports its own high-water mark: ``ru_maxrss`` would also count what the test
+# process held when it forked the child (Linux keeps the larger figure across the exec).
+_REPORTING = (
+    "import atexit, os, runpy\n"
+    "def _report():\n"
+    "    with open('/proc/self/status') as status:\n"
+    "        kib = next(line for line in status if line.startswith('VmHWM:')).split()[1]\n"
+    "    with open(os.environ['SSE_TOOL_TEST_HWM'], 'w') as out:\n"
+    "        out.write(kib)\n"
+    "atexit.register(_report)\n"
+    "runpy.run_module('sse_tool', run_name='__main__', alter_sys=True)\n"
+)
 
 
 def peak_rss(args: list[str], pieces, repeat: int, head: bytes = b"", tail: bytes = b"") -> tuple[int, int]:
     """(exit status, peak RSS in bytes) of ``sse-tool ARGS`` fed ``head``, then ``pieces``
     ``repeat`` times, then ``tail``, through a pipe."""
-    proc = subprocess.Popen([*SSE_TOOL, *args], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, env=clean_env())
+    with tempfile.TemporaryDirectory() as tmp:
+        report = os.path.join(tmp, "hwm")
+        code = _run_fed([sys.executable, "-c", _REPORTING, *args], pieces, repeat, head, tail,
+                        clean_env(SSE_TOOL_TEST_HWM=report))
+        with open(report) as f:
+            return code, int(f.read()) * 1024
+
+
+def _run_fed(command: list[str], pieces, repeat: int, head: bytes, tail: bytes, env: dict) -> int:
+    proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, env=env)
 
     def write() -> None:
         try:
@@ -37,10 +62,9 @@ def peak_rss(args: list[str], pieces, repeat: int, head: bytes = b"", tail: byte
 
     writer = threading.Thread(target=write)
     writer.start()
-    _, status, usage = os.wait4(proc.pid, 0)
+    code = proc.wait()
     writer.join()
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    return proc.returncode, usage.ru_maxrss * 1024
+    return code
 
 
 LINES = 11_000_000

@@ -2,31 +2,31 @@
 
 from __future__ import annotations
 
-import io
 import subprocess
 import sys
 
 import pyte
-from rich.console import Console
 
 from .support import FIXTURES
 from sse_tool.model import Channel, Delta, End, Reset, Status, ToolCall
 from sse_tool.painter import Painter
 from sse_tool.pipeline import RecordReader
+from sse_tool.render.release import make_policy
 from sse_tool.render.view_terminal import TerminalView
 
 WIDTH, HEIGHT = 80, 24
 
 
 class Screen:
-    """A capture console, the painter over it, and what a terminal would show."""
+    """The terminal view over an injected writer, the painter over it, and what a
+    terminal (pyte, scrollback included) shows of what it wrote."""
 
-    def __init__(self, **view_options) -> None:
-        self.file = io.StringIO()
-        console = Console(file=self.file, width=WIDTH, height=HEIGHT, force_terminal=True,
-                          color_system=None, _environ={})
+    def __init__(self, width: int = WIDTH, height: int = HEIGHT, **view_options) -> None:
+        self.out: list[str] = []
+        self.width, self.height = width, height
         self.now = 0.0
-        self.painter = Painter(TerminalView(console, **view_options), lambda: self.now)
+        view = TerminalView(self.out.append, lambda: (self.width, self.height), colour=False, **view_options)
+        self.painter = Painter(view, lambda: self.now)
 
     def feed(self, records, step: float = 0.05) -> None:
         for record in records:
@@ -34,10 +34,22 @@ class Screen:
             self.painter.feed(record)
             self.painter.tick()
 
+    def written(self) -> str:
+        return "".join(self.out)
+
+    def all_lines(self) -> list[str]:
+        """Scrollback and screen, each row without its trailing blanks."""
+        screen = pyte.HistoryScreen(self.width, self.height, history=10000)
+        pyte.Stream(screen).feed(self.written())
+        rows = [[line[x].data for x in range(self.width)] for line in screen.history.top]
+        rows += [[screen.buffer[y][x].data for x in range(self.width)] for y in range(self.height)]
+        lines = ["".join(row).rstrip() for row in rows]
+        while lines and not lines[-1]:
+            lines.pop()
+        return lines
+
     def lines(self) -> list[str]:
-        screen = pyte.Screen(WIDTH, HEIGHT)
-        pyte.Stream(screen).feed(self.file.getvalue().replace("\n", "\r\n"))
-        return [line.rstrip() for line in screen.display]
+        return self.all_lines()
 
     def text(self) -> str:
         return "\n".join(line for line in self.lines() if line)
@@ -74,24 +86,37 @@ def test_while_streaming_the_answer_is_marked_provisional_with_a_cursor():
 def test_a_complete_answer_is_printed_once_stable_without_the_provisional_marks():
     s = Screen()
     s.feed([answer("Hello"), answer(" world"), End(Status.COMPLETE, "stop")])
-    assert s.text() == "Hello world"
-    assert s.file.getvalue().endswith("Hello world\n")
+    assert s.all_lines() == ["Hello world"]
+    assert s.written().endswith("\rHello world\x1b[K\r\n\x1b[J\x1b[?2026l\x1b[?25h")  # written once, at the end
 
 
-def test_a_cut_off_answer_is_replaced_by_an_error_that_says_it_can_be_retried():
+def test_a_cut_off_answer_stays_with_an_error_under_it_that_says_it_is_incomplete():
     s = Screen()
     s.feed([answer("The partial"), End(Status.TRUNCATED, detail="no terminal event")])
-    text = s.text()
-    assert "The partial" not in text
-    assert "cut off" in text and "retried" in text and "--on-truncate keep" in text
+    assert s.all_lines() == [
+        "The partial",
+        "\u2717 the response was cut off before it finished (no terminal event); it can be",
+        "retried",
+        "  the answer above is incomplete",
+    ]
 
 
-def test_on_truncate_keep_shows_the_partial_answer_marked_incomplete():
-    s = Screen(on_truncate="keep")
+def test_release_complete_shows_nothing_of_a_cut_answer_only_the_error():
+    s = Screen(policy=make_policy("complete"))
+    s.feed([answer("The partial answer"), End(Status.TRUNCATED, detail="no terminal event")])
+    assert s.all_lines() == [
+        "\u2717 the response was cut off before it finished (no terminal event); it can be",
+        "retried",
+        "  the rest of the partial answer (3 words) is not shown; --on-truncate keep",
+        "shows it",
+    ]
+
+
+def test_on_truncate_keep_shows_what_the_policy_held_back_marked_incomplete():
+    s = Screen(on_truncate="keep", policy=make_policy("complete"))
     s.feed([answer("The partial"), End(Status.TRUNCATED)])
-    lines = [line for line in s.lines() if line]
-    assert lines[0] == "The partial"
-    assert "[incomplete" in lines[1] and "cut off" in s.text()
+    assert s.all_lines() == ["The partial", "\u2717 the response was cut off before it finished; it can be retried",
+                             "  the answer above is incomplete"]
 
 
 def test_a_provider_error_is_shown_with_its_type_and_message():
@@ -102,15 +127,30 @@ def test_a_provider_error_is_shown_with_its_type_and_message():
 
 def test_reasoning_streams_in_its_own_block_then_collapses_to_one_line():
     s = Screen()
+    s.painter.draft.live = True
     records = fixture_records("anthropic/thinking-signature.sse")
     first_answer = next(i for i, r in enumerate(records) if isinstance(r, Delta) and r.channel is Channel.ANSWER)
-    s.feed(records[:first_answer])
+    for record in records[:first_answer]:
+        s.painter.arrived()
+        s.feed([record])
     assert "thinking\u2026" in s.text() and "Captain Beak" in s.text()
     s.feed(records[first_answer:])
-    lines = [line for line in s.lines() if line]
+    lines = s.all_lines()
     assert lines[0].startswith("\u25b8 thought for ") and lines[0].endswith("(56 words)")
-    assert lines[1:] == ["1. **Pouch** - references their iconic bill pouch",
-                         '2. **Pelé** - playful take on "pelican"']
+    assert lines[1:3] == ["1. **Pouch** - references their iconic bill pouch",
+                          '2. **Pelé** - playful take on "pelican"']
+    assert lines[3] == ("claude-haiku-4-5-20251001 \u00b7 46 in \u00b7 133 out \u00b7 first token 0.20 s "
+                        "\u00b7 380 tok/s")
+    assert len(lines) == 4
+
+
+def test_a_file_read_at_once_says_the_word_count_without_a_time():
+    s = Screen()
+    s.feed(fixture_records("anthropic/thinking-signature.sse"))
+    assert s.all_lines() == ["\u25b8 thought: 56 words",
+                             "1. **Pouch** - references their iconic bill pouch",
+                             '2. **Pelé** - playful take on "pelican"',
+                             "claude-haiku-4-5-20251001 \u00b7 46 in \u00b7 133 out"]
 
 
 def test_reasoning_show_keeps_the_reasoning_text_above_the_answer():
@@ -129,8 +169,9 @@ def test_reasoning_hide_shows_neither_the_text_nor_a_summary():
 def test_a_cut_inside_the_reasoning_shows_the_summary_and_the_cut_off_error():
     s = Screen()
     s.feed(fixture_records("anthropic/thinking-signature.cut-mid-frame.sse"))
-    text = s.text()
-    assert "thought for" in text and "cut off" in text and "Captain Beak" not in text
+    lines = s.all_lines()
+    assert lines[0] == "\u25b8 thought: 56 words"
+    assert lines[1].startswith("\u2717 the response was cut off") and "Captain Beak" not in s.text()
 
 
 def test_markdown_renders_the_final_answer():
@@ -148,19 +189,20 @@ def test_the_terminal_view_loads_rich_markdown_only_for_markdown():
     assert done.stdout == "False\n", done.stderr
 
 
-def test_a_long_answer_keeps_the_live_region_within_the_screen_and_shows_its_tail():
+def test_a_long_answer_reaches_the_scrollback_line_by_line_once_and_only_the_tail_is_redrawn():
     s = Screen()
     s.feed([answer(f"line {i}\n") for i in range(200)], step=0.01)
-    before = len(s.file.getvalue())
+    before = len(s.written())
     s.now += 1
     s.painter.feed(answer("line 200"))
     s.painter.tick()
-    last_paint = s.file.getvalue()[before:]
-    assert last_paint.count("\n") < HEIGHT
-    lines = [line for line in s.lines() if line]
-    assert lines[-3:] == ["line 199", "line 200\u258d", "\u2026 receiving (provisional) \u00b7 402 words"]
+    last_paint = s.written()[before:]
+    assert last_paint.count("\n") < HEIGHT // 2
+    lines = s.all_lines()
+    assert lines[-3:] == ["line 199", "line 200\u258d", "\u280b receiving (provisional) \u00b7 402 words"]
+    assert [line for line in lines[:-2] if line] == [f"line {i}" for i in range(200)]
     s.feed([End(Status.COMPLETE)])
-    assert [line for line in s.lines() if line][-2:] == ["line 199", "line 200"]
+    assert s.all_lines() == [f"line {i}" for i in range(201)]
 
 
 def test_tool_calls_are_shown_as_one_line_with_name_and_arguments():
@@ -176,21 +218,19 @@ def test_a_reset_says_the_stream_restarted_and_only_the_new_attempt_is_the_answe
     assert "restarted" in lines[0] and lines[-1] == "New" and "Old attempt" not in s.text()
 
 
-def test_interrupting_stops_the_live_region_and_shows_the_cursor():
+def test_interrupting_keeps_the_text_marked_incomplete_and_shows_the_cursor():
     s = Screen()
     s.feed([answer("partial")])
     s.painter.abort()
-    out = s.file.getvalue()
-    assert out.endswith("\x1b[?25h\u23f9 interrupted: the answer is incomplete\n")
-    assert "interrupted" in s.text() and "partial" not in s.text()
+    assert s.written().endswith("\x1b[?25h")
+    assert s.all_lines() == ["partial", "\u23f9 interrupted: the answer above is incomplete"]
 
 
 def test_bad_input_says_it_stopped_on_bad_input_not_that_it_was_interrupted():
     s = Screen()
     s.feed([answer("partial")])
     s.painter.abort("stopped: bad input")
-    assert "stopped: bad input: the answer is incomplete" in s.text()
-    assert "interrupted" not in s.text() and "partial" not in s.text()
+    assert s.all_lines() == ["partial", "\u23f9 stopped: bad input: the answer above is incomplete"]
 
 
 def test_no_stream_leaves_the_screen_clean_for_the_one_line_message():

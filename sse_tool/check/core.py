@@ -131,6 +131,8 @@ class Checker:
         if self.framing in BINARY_FRAMINGS:  # decided only now (a torn first message)
             self._queue.clear()
         self._take()
+        if end is not None and end.items:  # what only the end made whole (a last JSON line)
+            self._process(list(end.items), out)
         if self._held:  # never recognised: check what does not need the dialect
             self._gave_up = True
             held, self._held = self._held, []

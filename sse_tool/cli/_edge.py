@@ -114,6 +114,7 @@ class Output:
         self.at_line_start = True
         #: whether any byte was written
         self.began = False
+        self._stage_reads: bool | None = None
 
     def send(self, data: bytes) -> None:
         if data:
@@ -127,6 +128,28 @@ class Output:
             self.at_line_start = data[-1] in (10, 13)
             self.began = True
 
+    def read_by_a_stage(self) -> bool:
+        """Whether a later sse-tool stage reads this output (``downstream``; asked once)."""
+        if self._stage_reads is None:
+            from ..downstream import read_by_a_stage
+
+            try:
+                fd = self._out.fileno()
+            except (AttributeError, OSError, ValueError):  # an in-memory stdout (tests)
+                fd = None
+            self._stage_reads = fd is not None and read_by_a_stage(fd)
+        return self._stage_reads
+
+    def notice(self, stage: str, text: str) -> None:
+        """Something for a person to see: a note marker when a later stage reads this
+        output and shows it in its own view, else one line on stderr."""
+        if self.read_by_a_stage():
+            from ..marker import note_marker
+
+            self.marker(note_marker(stage, text))
+        else:
+            warn(stage, text)
+
     def marker(self, marker) -> None:
         """Write an in-band marker (``marker.Marker``) on a line of its own; not on a
         terminal, where a person reads the bytes and no later stage does. A failure marker
@@ -138,6 +161,14 @@ class Output:
             self.send((b"" if self.at_line_start else b"\n") + marker.line())
         except (BrokenPipeError, OutputFailed):
             _silence_outputs(stderr=False)
+
+
+def pass_note(out: Output, text: str) -> None:
+    """An earlier stage's note ("STAGE: TEXT") that this stage passes on in-band: said on
+    stderr too when no later stage will show it (as that stage would have said it)."""
+    if not out.read_by_a_stage():
+        stage, sep, rest = text.partition(": ")
+        warn(stage if sep else "?", rest if sep else text)
 
 
 def end_exit_code(end: End, strict: bool = False) -> ExitCode:

@@ -139,9 +139,14 @@ def fetch(
 
     said: list[str] = []  # for -w's %{errormsg}: the last thing said
 
-    def say(message: str) -> None:
+    def say(message: str, notice: bool = False, marked: bool = False) -> None:
+        """Tell a person: a ``notice`` goes in-band when a later stage shows it in its own
+        view; a failure that ``mark`` writes in-band is left to that stage to say."""
         said.append(shorten(redactor.text(message), SHOWN_LIMIT))  # redacted, then cut
-        warn("fetch", said[-1])
+        if out is not None and notice:
+            out.notice("fetch", said[-1])
+        elif not (marked and out is not None and out.began and out.read_by_a_stage()):
+            warn("fetch", said[-1])
 
     out = None
 
@@ -168,13 +173,13 @@ def fetch(
         except (BrokenPipeError, OutputFailed, KeyboardInterrupt, typer.Exit):
             raise  # run_stage ends these (the last two quietly)
         except SseToolError as exc:
-            say(str(exc))
+            say(str(exc), marked=True)
             mark(exc.exit_code, str(exc))
             return exc.exit_code
         except Exception as exc:  # a bug; its text may hold a URL, so redact it too
             if _edge.debug:
                 raise
-            say(f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for details)")
+            say(f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for details)", marked=True)
             mark(ExitCode.INTERNAL, f"internal error: {type(exc).__name__}")
             return ExitCode.INTERNAL
 
@@ -313,7 +318,7 @@ def _run(out, request, timeouts, redactor, say, *, http2, location, max_redirs, 
                     w = item.wait
                     text = (f"{item.reason}; retry {w.attempt}/{w.retries} in "
                             f"{w.seconds:.3g}s ({w.basis})")
-                    say(text)
+                    say(text, notice=True)
                     recorder.note(text)
     except FetchError as exc:
         body = getattr(exc, "body", b"")

@@ -13,7 +13,7 @@ from ..framing import FRAMERS, AutoFramer, make_framer
 from ..marker import EXIT, NO_STREAM, NOTE, exit_marker, parse
 from ..sse import DEFAULT_MAX_EVENT_SIZE, SseComment
 from ..wire import dumps, event_record
-from ._edge import Output, inputs, parse_size, run_stage, warn
+from ._edge import Output, inputs, parse_size, pass_note, run_stage, warn
 
 From = Enum("From", {name: name for name in ["auto", *FRAMERS]}, type=str)
 
@@ -91,12 +91,12 @@ def frame(
                     out.send(b"".join(
                         dumps(event_record(i, json_data=json_data, offsets=offsets)) for i in items
                     ))
-                    passed_on = _failure(items, passed_on)
+                    passed_on = _failure(items, passed_on, out)
             end = framer.close()
             if end.items:
                 out.send(b"".join(dumps(event_record(i, json_data=json_data, offsets=offsets))
                                   for i in end.items))
-                passed_on = _failure(end.items, passed_on)
+                passed_on = _failure(end.items, passed_on, out)
             if not received:  # nothing at all: an earlier stage died without a word
                 stream_code, why = ExitCode.TRUNCATED, NO_STREAM
                 out.send(_record(stream_code, why))
@@ -107,7 +107,8 @@ def frame(
                 stream_code, why = passed_on.code, passed_on.text
             else:
                 continue
-            if stream_code != ExitCode.INTERRUPTED:  # Ctrl-C ends a pipe quietly
+            # Ctrl-C ends a pipe quietly; a later stage of ours says the rest (in-band)
+            if stream_code != ExitCode.INTERRUPTED and not out.read_by_a_stage():
                 warn("frame", f"{name}: {why}")
             if code is ExitCode.OK:
                 code = stream_code
@@ -125,11 +126,14 @@ def _record(code: int, reason: str) -> bytes:
     return dumps(event_record(SseComment(exit_marker(code, "frame", reason).comment())))
 
 
-def _failure(items: list, known):
-    """The last exit marker among ``items`` (a reset voids one), else ``known``."""
+def _failure(items: list, known, out: Output):
+    """The last exit marker among ``items`` (a reset voids one), else ``known``; notes
+    among them are said on stderr when no later stage will show them."""
     for item in items:
         if type(item) is SseComment:
             marker = parse(item.text)
-            if marker is not None and marker.kind != NOTE:
+            if marker is not None and marker.kind == NOTE:
+                pass_note(out, marker.text)
+            elif marker is not None:
                 known = marker if marker.kind == EXIT else None
     return known

@@ -15,14 +15,15 @@ import orjson
 import typer
 
 from ..errors import BadInput, ExitCode
-from ..model import Channel, Delta, End, Reset, Status, Transcript, stopped_early, to_record
+from ..model import Channel, Delta, End, Note, Reset, Status, Transcript, stopped_early, to_record
 from ..normalize import failed_end
 from ..pipeline import SOURCES, RecordReader
 from ..providers import PROVIDERS
 from ..sse import DEFAULT_MAX_EVENT_SIZE
 from ..think import MODES
 from ..wire import dumps
-from ._edge import Output, end_exit_code, end_message, inputs, parse_size, run_stage, say_skipped, warn
+from ._edge import (Output, end_exit_code, end_message, inputs, parse_size, pass_note, run_stage, say_skipped,
+                    warn)
 
 From = Enum("From", {name: name for name in SOURCES}, type=str)
 Provider = Enum("Provider", {name: name for name in ["auto", *PROVIDERS]}, type=str)
@@ -99,6 +100,8 @@ class _Writer:
                 continue
             if type(record) is Delta and record.channel is Channel.REFUSAL:
                 self.refused = True
+            elif type(record) is Note:
+                pass_note(self.out, record.text)
             elif type(record) is Reset:  # the refusing attempt, if any, is void
                 self.refused = False
             elif isinstance(record, End):
@@ -200,7 +203,7 @@ def normalize(
             elif message is None and end.detail and end.status is Status.COMPLETE:
                 # complete, with something to say (a <think> never closed)
                 message = end.detail
-            if message:
+            if message and not writer.out.read_by_a_stage():  # (else the end record says it)
                 warn("normalize", f"{name}: {message}")
             if code is ExitCode.OK:
                 code = stream_code

@@ -11,13 +11,13 @@ import os
 import sys
 import time
 from enum import Enum
-from typing import Optional
+from typing import List, Optional
 
 import orjson
 import typer
 
-from ..errors import BadInput, ExitCode
-from ..model import Status
+from ..errors import BadInput, ExitCode, OutputFailed, SseToolError
+from ..model import Status, stopped_early
 from ..painter import Painter
 from ..pipeline import SOURCES, RecordReader
 from ..providers import PROVIDERS
@@ -81,17 +81,64 @@ def _is_terminal() -> bool:
     return sys.stdout is not None and sys.stdout.isatty() and os.environ.get("TERM") != "dumb"
 
 
-def _terminal_view(color: str, reasoning: str, markdown: bool, on_truncate: str):
+def _is_live(fd: int) -> bool:
+    """A pipe, a socket or a terminal: arrival times mean something (a file has none)."""
+    import stat
+
+    try:
+        return not stat.S_ISREG(os.fstat(fd).st_mode)
+    except OSError:
+        return False
+
+
+def _terminal_view(color: str, **options):
     from rich.console import Console  # only a terminal pays for importing rich
 
-    options: dict = {}
-    if color == "never":
-        options["color_system"] = None
-    elif color == "always":
-        options["no_color"] = False
     from ..render.view_terminal import TerminalView
 
-    return TerminalView(Console(**options), reasoning=reasoning, markdown=markdown, on_truncate=on_truncate)
+    console = Console(color_system=None) if color == "never" else Console(no_color=False) \
+        if color == "always" else Console()
+    system = console.color_system
+    return TerminalView(_write_terminal, _size, colour=system is not None and not console.no_color,
+                        colour_system=system, **options)
+
+
+def _size() -> tuple[int, int]:
+    import shutil
+
+    size = shutil.get_terminal_size()
+    return max(size.columns, 2), max(size.lines, 4)
+
+
+def _write_terminal(text: str) -> None:
+    """One paint, written whole: Ctrl-C is held until it is out (a paint cut in the middle
+    would leave the cursor where the next one does not expect it)."""
+    import signal
+
+    data = text.encode("utf-8", "replace")
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        while data:
+            data = data[os.write(1, data):]
+    except OSError as exc:
+        if isinstance(exc, BrokenPipeError):
+            raise
+        raise OutputFailed(f"stdout: {exc.strerror}") from None
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+
+
+def _on_resize(painter: Painter):
+    """SIGWINCH schedules a paint at the new width; the read loop wakes for it."""
+    import signal
+
+    def handler(signum, frame):
+        painter.resized()
+
+    try:
+        signal.signal(signal.SIGWINCH, handler)
+    except (AttributeError, ValueError):  # no SIGWINCH, or not the main thread
+        pass
 
 
 def _stderr(text: str) -> None:
@@ -99,8 +146,15 @@ def _stderr(text: str) -> None:
     sys.stderr.flush()
 
 
+def _note(text: str) -> None:
+    """An earlier stage's note, said as that stage would have said it."""
+    stage, sep, rest = text.partition(": ")
+    warn(stage if sep else "?", rest if sep else text)
+
+
 def render(
-    file: Optional[str] = typer.Argument(None, help="Input (default: stdin; - is stdin)."),
+    files: Optional[List[str]] = typer.Argument(None, help="Inputs, drawn one after the other "
+                                                           "(default: stdin; - is stdin)."),
     source: From = typer.Option("auto", "--from", help="Input kind; auto decides from the first bytes."),
     provider: Provider = typer.Option("auto", "--provider", "-p", help="Provider dialect of raw input."),
     interval: str = typer.Option("40ms", "--interval", metavar="DURATION",
@@ -108,16 +162,22 @@ def render(
     reasoning: Reasoning = typer.Option("auto", "--reasoning",
                                         help="show, collapse to one line, or hide the reasoning "
                                              "(auto: collapse on a terminal, hide in a pipe)."),
-    markdown: bool = typer.Option(False, "--markdown", "-m", help="Render the final answer as Markdown (terminal)."),
+    markdown: bool = typer.Option(False, "--markdown", "-m",
+                                  help="Render the answer as Markdown on a terminal, block by block."),
     on_truncate: OnTruncate = typer.Option("replace", "--on-truncate",
-                                           help="A cut-off answer: replace it by an error, or keep it marked incomplete."),
+                                           help="A cut-off answer: show no more of it than was released, "
+                                                "with an error under it, or keep all of it, marked incomplete."),
     release: Release = typer.Option("delta", "--release",
-                                    help="Pipe: release each delta, whole sentences only, or all at completion."),
+                                    help="How much of the answer leaves before the end: each delta, "
+                                         "whole sentences only, or all at completion (pipe and terminal)."),
     output: Optional[str] = typer.Option(None, "--output", "-o", metavar="FILE",
                                          help="Write the final answer to FILE, atomically, only if the stream completed."),
     output_json: Optional[str] = typer.Option(None, "--output-json", metavar="FILE",
                                               help="Write the whole result as JSON to FILE, likewise."),
     strict: bool = typer.Option(False, "--strict", help="Exit 9 when the model stopped early."),
+    footer: bool = typer.Option(True, "--footer/--no-footer",
+                                help="On a terminal, one dim line under a complete answer: model, tokens, "
+                                     "cost, timing."),
     color: Color = typer.Option("auto", "--color", help="Colour on a terminal (NO_COLOR, FORCE_COLOR honoured)."),
     stats: bool = typer.Option(False, "--stats", help="Print the paint count and rate to stderr at exit."),
     max_event_size: str = typer.Option(f"{DEFAULT_MAX_EVENT_SIZE // 2**20}MiB", "--max-event-size",
@@ -138,22 +198,24 @@ def render(
     limit = parse_size(max_event_size)
     terminal = _is_terminal()
     mode = reasoning.value if reasoning.value != "auto" else ("collapse" if terminal else "hide")
+    paths = files or ["-"]
 
-    def body() -> int:
-        for path in (output, output_json):
-            if path:
-                persist.check_writable(path)  # fail before streaming, not after it
-        fd = _open(file)
+    def one(path: str, fd: int) -> int:
         clock = time.monotonic
+        policy = make_policy(release.value)
         if terminal:
-            view = _terminal_view(color.value, mode, markdown, on_truncate.value)
+            view = _terminal_view(color.value, reasoning=mode, markdown=markdown, on_truncate=on_truncate.value,
+                                  policy=policy, footer=footer)
         else:
-            view = PlainView(Output().send, _stderr, make_policy(release.value),
-                             reasoning=mode, on_truncate=on_truncate.value)
+            view = PlainView(out.send, _stderr, policy, reasoning=mode, on_truncate=on_truncate.value, note=_note,
+                             shared_terminal=sys.stderr is not None and sys.stderr.isatty())
         painter = Painter(view, clock, seconds)
+        painter.draft.live = _is_live(fd)
+        if terminal:
+            _on_resize(painter)
         reader = RecordReader(provider.value, source.value, max_event_size=limit,
                               think_tags=think_tags.value, lenient=lenient)
-        skipped = (lambda: say_skipped("render", file or "<stdin>", reader)) if lenient else None
+        skipped = (lambda: say_skipped("render", path, reader)) if lenient else None
         try:
             end = pump(fd, reader, painter, clock, skipped)
         except KeyboardInterrupt:
@@ -165,6 +227,9 @@ def render(
         finally:
             if stats:
                 _report(painter, clock())
+        draft = painter.draft
+        if not terminal:
+            view.line_break()  # a diagnostic starts a line of its own, not glued to the answer
         if end.status is not Status.COMPLETE:
             if not terminal:
                 if end.status is Status.TRUNCATED and end.exit is None:
@@ -173,9 +238,8 @@ def render(
                 elif end_message(end):
                     warn("render", end_message(end))
             return end_exit_code(end)
-        draft = painter.draft
         if output:
-            persist.write_atomic(output, draft.answer.encode(errors="replace"))
+            persist.write_atomic(output, view_text(draft.answer))
         if output_json:
             persist.write_atomic(output_json, orjson.dumps(draft.result(end), option=orjson.OPT_INDENT_2) + b"\n")
         code = end_exit_code(end, strict)
@@ -183,11 +247,52 @@ def render(
             code = ExitCode.STOPPED_EARLY
             if not terminal:
                 warn("render", "the model refused")
-        elif code is ExitCode.STOPPED_EARLY and not terminal:
+        elif stopped_early(end.stop_reason) and not terminal:  # said with or without --strict
             warn("render", f"the model stopped early ({end.stop_reason})")
         return code
 
+    out: Output | None = None
+
+    def body() -> int:
+        nonlocal out
+        out = Output()
+        for path in (output, output_json):
+            if path:
+                persist.check_writable(path)  # fail before streaming, not after it
+        if len(paths) > 1 and (output or output_json):
+            raise RenderUsage("--output and --output-json take the answer of one input, not several")
+        if paths == ["-"] and sys.stdin is not None and sys.stdin.isatty():
+            warn("render", "reading a stream from standard input, the terminal: paste or type it, "
+                           "then Ctrl-D (or give a FILE, or pipe an earlier stage in; --help)")
+        code = ExitCode.OK
+        for path in paths:
+            fd = _open(path)
+            try:
+                if terminal and len(paths) > 1:
+                    _write_terminal(f"\x1b[1m{path}\x1b[0m\n")  # which input the answer below is
+                result = one("<stdin>" if path == "-" else path, fd)
+            finally:
+                if path != "-":
+                    os.close(fd)
+            code = worse(code, result)
+        return code
+
     run_stage("render", body)
+
+
+class RenderUsage(SseToolError):
+    exit_code = ExitCode.USAGE
+
+
+def view_text(answer: str) -> bytes:
+    """The answer as the pipe gets it at completion: a text file ends with a newline."""
+    data = answer.encode(errors="replace")
+    return data + b"\n" if data and not data.endswith(b"\n") else data
+
+
+def worse(code: int, other: int) -> int:
+    """The exit code of several inputs: the first failure (as frame and normalize)."""
+    return other if code == ExitCode.OK else code
 
 
 def _report(painter: Painter, now: float) -> None:

@@ -27,6 +27,13 @@ class Draft:
         self.reasoning_last: float | None = None
         self.answer_started: float | None = None
         self.attempts = 1
+        #: whether arrival times mean anything: a live input (a pipe), not a file read at
+        #: once; and which read each milestone came in (a time measured inside one read
+        #: is no time at all: ``cat file | render``)
+        self.live = False
+        self.batch = 0
+        self._batches: dict[str, int] = {}
+        self.last_content: float | None = None
 
     def add(self, record: Record, now: float) -> bool:
         """Store one record; True when it changed something a view shows."""
@@ -37,9 +44,14 @@ class Draft:
             if record.channel is Channel.REASONING:
                 if self.reasoning_started is None:
                     self.reasoning_started = now
+                    self._batches["reasoning"] = self.batch
                 self.reasoning_last = now
+                self._batches["reasoning_last"] = self.batch
             elif self.answer_started is None:  # the answer, or a refusal in its place
                 self.answer_started = now
+                self._batches["answer"] = self.batch
+            self.last_content = now
+            self._batches["last"] = self.batch
             return True
         if isinstance(record, Part):
             self.transcript.part(record)
@@ -59,9 +71,9 @@ class Draft:
 
     def clear(self) -> None:
         """A retry: the attempt so far is void (usage and metadata come again)."""
-        got_bytes, attempts = self.got_bytes, self.attempts
+        got_bytes, attempts, live, batch = self.got_bytes, self.attempts, self.live, self.batch
         self.__init__(self.started)
-        self.got_bytes, self.attempts = got_bytes, attempts + 1
+        self.got_bytes, self.attempts, self.live, self.batch = got_bytes, attempts + 1, live, batch
 
     @property
     def answer(self) -> str:
@@ -95,6 +107,27 @@ class Draft:
             return 0.0
         end = self.answer_started if self.answer_started is not None else (self.reasoning_last or now)
         return max(0.0, end - self.reasoning_started)
+
+    def thought_timed(self) -> bool:
+        """Whether the reasoning's duration was measured: it spanned more than one read."""
+        end = self._batches.get("answer", self._batches.get("reasoning_last"))
+        return self.live and end is not None and end != self._batches.get("reasoning")
+
+    def first_token_seconds(self) -> float | None:
+        """From the start to the first content, when the input was live."""
+        first = min((t for t in (self.reasoning_started, self.answer_started) if t is not None), default=None)
+        if not self.live or first is None:
+            return None
+        return max(0.0, first - self.started)
+
+    def tokens_per_second(self, tokens: int | None, now: float) -> float | None:
+        """Output tokens over the time the content took to arrive (more than one read)."""
+        first = min((t for t in (self.reasoning_started, self.answer_started) if t is not None), default=None)
+        first_batch = min((b for k, b in self._batches.items() if k in ("reasoning", "answer")), default=None)
+        if not self.live or not tokens or first is None or self._batches.get("last") == first_batch:
+            return None
+        seconds = (self.last_content or now) - first
+        return tokens / seconds if seconds > 0 else None
 
     def result(self, end: End) -> dict:
         out = {

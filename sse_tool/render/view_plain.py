@@ -19,8 +19,11 @@ from .draft import Draft
 
 
 def summary(draft: Draft, now: float) -> str:
-    """"thought for 3.2 s (120 words)" for the reasoning so far."""
+    """"thought for 3.2 s (120 words)" for the reasoning so far; "thought: 120 words"
+    when its duration was not measured (a file read at once)."""
     words = len(draft.reasoning.split())
+    if not draft.thought_timed():
+        return f"thought: {words} words"
     return f"thought for {draft.thought_seconds(now):.1f} s ({words} words)"
 
 
@@ -34,9 +37,17 @@ def tool_line(call: dict, limit: int = 200) -> str:
 class PlainView:
     animates = False
 
-    def __init__(self, out, err, policy, *, reasoning: str = "hide", on_truncate: str = "replace") -> None:
+    def __init__(self, out, err, policy, *, reasoning: str = "hide", on_truncate: str = "replace",
+                 note=None, shared_terminal: bool = False) -> None:
         self.out = out
-        self.err = err
+        self._err_out = err
+        #: stderr is a terminal that the answer reaches too (TERM=dumb, ``render | cat``):
+        #: a line on stderr must not be glued to the end of a partial line of the answer
+        self.shared_terminal = shared_terminal
+        #: an earlier stage's note ("fetch: ..."), said on stderr (render is the last stage)
+        self.say_note = note or (lambda text: self.err(text + "\n"))
+        #: the answer written so far ends a line (or nothing was written)
+        self.at_line_start = True
         self.policy = policy
         self.reasoning = reasoning
         self.keep_partial = on_truncate == "keep"
@@ -49,8 +60,22 @@ class PlainView:
         text = draft.answer
         upto = self.policy.upto(text)
         if upto > self.written:
-            self.out(text[self.written:upto].encode(errors="replace"))
+            self._send(text[self.written:upto])
             self.written = upto
+
+    def note(self, text: str, now: float) -> None:
+        self.line_break()
+        self.say_note(text)
+
+    def err(self, text: str) -> None:
+        self.line_break()
+        self._err_out(text)
+
+    def line_break(self) -> None:
+        """Before a line on stderr: end the answer's partial line on a shared terminal."""
+        if self.shared_terminal and not self.at_line_start:
+            self._err_out("\n")
+            self.at_line_start = True
 
     def reset(self, draft: Draft, now: float) -> None:
         if self.written or self.reasoning_written:
@@ -67,15 +92,15 @@ class PlainView:
             self.err(f"[{summary(draft, now)}]\n")
         text = draft.answer
         complete = end.status is Status.COMPLETE
-        if complete or self.policy.name == "delta" or (self.keep_partial and self.policy.name != "complete"):
+        if complete or self.policy.name == "delta" or self.keep_partial:
             upto = len(text)
         else:
             upto = self.written
         if upto > self.written:
-            self.out(text[self.written:upto].encode(errors="replace"))
+            self._send(text[self.written:upto])
             self.written = upto
         if complete and text and not text.endswith("\n"):
-            self.out(b"\n")  # a text file ends with a newline
+            self._send("\n")  # a text file ends with a newline
         if draft.refusal:
             self.err(f"the model refused: {draft.refusal}\n")
         for call in draft.tool_calls():
@@ -83,6 +108,10 @@ class PlainView:
 
     def abort(self, draft: Draft, now: float, why: str | None = None) -> None:
         pass  # the one-line diagnostic on stderr says it all
+
+    def _send(self, text: str) -> None:
+        self.out(text.encode(errors="replace"))
+        self.at_line_start = text.endswith("\n")
 
     def _stream_reasoning(self, draft: Draft) -> None:
         text = draft.reasoning

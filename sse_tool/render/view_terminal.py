@@ -1,161 +1,331 @@
-"""The terminal view: the answer drawn for a person, with rich.
+"""The terminal view: the answer drawn for a person, append-only with a small live tail.
 
-Consumes the painter's calls; produces screen updates on a rich ``Console`` (injected, so
-tests capture it in a string). While the stream runs, one ``Live`` region at the bottom
-shows only what is still changing, cut to the terminal height: a spinner before any
-content; the reasoning while it streams; the tail of the answer with a cursor and a dim
-"provisional" label; one line per tool call. Finished blocks (the reasoning, collapsed to
-a one-line summary or shown in full) are committed above the region and never redrawn, so
-a long answer neither flickers nor freezes past the screen height. On finish the region is
-dropped and the result printed once, stable: the answer (as Markdown if asked), or, for a
-cut-off stream, an error saying so in place of the partial answer (or the partial answer
-marked incomplete, with ``on_truncate="keep"``), or the provider's error.
+Consumes the painter's calls; produces terminal output through ``write`` (a callable
+taking str) for a terminal of ``size()`` (columns, rows); both injected, so tests feed
+the output to a terminal emulator. ``screen.LiveScreen`` says how the bytes hold up
+against other writers and resizes; this module decides what the rows are:
 
-It deliberately does not know time (``now`` is passed in), input, exit codes or files.
+* committed, once, as soon as they can no longer change: the answer's finished
+  paragraphs (and the first rows of one taller than the tail allows), with
+  ``markdown`` its finished blocks rendered by rich, one at a time; the reasoning
+  (``show``) or its one-line summary (``collapse``); earlier stages' notes; a restart;
+* the tail, redrawn by each paint and kept to a third of the screen: the open
+  paragraph or block (an open code fence drawn as code), tool calls, and a status line
+  saying that the text is provisional, or a spinner before any content.
+
+What is shown while streaming follows the release policy, as in a pipe: ``delta`` all
+of it, ``sentence`` whole sentences, ``complete`` nothing before the end. At the end
+the rest is committed and one line says how the stream ended: a footer (model, tokens,
+cost, timing) under a complete answer; under a cut or failed one, an error saying that
+the text above is incomplete (``--on-truncate keep`` also shows what the policy held
+back); on Ctrl-C, that it was interrupted. Nothing shown is taken back.
+
+It knows no clock (``now`` is passed in), no input, no exit codes and no files.
 """
 
 from __future__ import annotations
 
-from rich.console import Console, Group
-from rich.live import Live
-from rich.text import Text
+import re
 
-from ..model import End, Status
-from ..model import stopped_early
+from ..model import End, Status, stopped_early
+from .blocks import Splitter, is_open_fence
 from .draft import Draft
+from .footer import footer
+from .release import DeltaRelease
+from .rows import clean, wrap
+from .screen import LiveScreen
 from .view_plain import summary, tool_line
 
 SPINNER = "\u280b\u2819\u2839\u2838\u283c\u2834\u2826\u2827\u2807\u280f"
 CURSOR = "\u258d"
+_SGR = {"bold": "1", "dim": "2", "italic": "3", "red": "31", "yellow": "33", "cyan": "36"}
+_COLOURS = {"red", "yellow", "cyan"}
+_BLANK_LINE = re.compile(r"\n[ \t]*\n")
+#: at most this many tool calls in the tail (the rest are counted)
+TOOLS_SHOWN = 3
 
 
 class TerminalView:
     animates = True
 
-    def __init__(self, console: Console, *, reasoning: str = "collapse", markdown: bool = False,
-                 on_truncate: str = "replace") -> None:
-        self.console = console
+    def __init__(self, write, size, *, colour: bool = True, colour_system: str | None = "standard",
+                 reasoning: str = "collapse", markdown: bool = False, on_truncate: str = "replace",
+                 policy=None, footer: bool = True) -> None:
+        self.write = write
+        self.size = size
+        self.colour = colour
+        self.colour_system = colour_system if colour else None
         self.reasoning = reasoning
         self.markdown = markdown
         self.keep_partial = on_truncate == "keep"
-        self.live = Live(console=console, auto_refresh=False, transient=True,
-                         redirect_stdout=False, redirect_stderr=False)
-        self._committed = 0  # characters of reasoning committed above the live region
+        self.policy = policy or DeltaRelease()
+        self.show_footer = footer
+        self.screen = LiveScreen()
+        self._md = None  # a rich Console that renders a Markdown block, made once
+        self._pending: list[str] = []  # rows to commit at the next paint (notes, a restart)
+        self._start_attempt()
+
+    def _start_attempt(self) -> None:
+        self._done = 0  # characters of the answer committed
+        self._splitter = Splitter()  # the answer's Markdown blocks (--markdown)
+        self._gap = False  # a paragraph break is owed before the next committed row
+        self._committed_any = False  # rows of this attempt's answer are on screen
+        self._thought = False  # the reasoning is over: its summary (or text) is committed
+        self._reasoning_done = 0  # characters of reasoning committed (show)
 
     # -- the painter's calls ------------------------------------------------------------
 
     def paint(self, draft: Draft, now: float) -> None:
-        if not self.live.is_started:
-            self.live.start()
-        if draft.answer_started is not None:
-            self._commit_reasoning(draft, now)
-        self.live.update(self._region(draft, now), refresh=True)
-
-    def reset(self, draft: Draft, now: float) -> None:
-        if self.live.is_started:
-            self.live.update(Text(""), refresh=False)
-        self._commit(Text("\u21bb the stream restarted: the previous attempt was discarded", style="yellow"))
-        self._committed = 0
-
-    def finish(self, draft: Draft, end: End, now: float) -> None:
-        self._stop()
-        self._commit_reasoning(draft, now)
-        print_ = self.console.print
-        for call in draft.tool_calls():
-            print_(Text("\u2699 " + tool_line(call), style="cyan", overflow="ellipsis", no_wrap=True))
-        answer = draft.answer
-        if draft.refusal:
-            print_(Text(f"\u2298 the model refused: {draft.refusal}", style="bold yellow"))
-        if end.status is Status.COMPLETE:
-            if answer:
-                print_(_markdown(answer) if self.markdown else Text(answer))
-            elif not draft.tool_calls() and not draft.refusal:
-                print_(Text("(the answer is empty)", style="dim"))
-            if stopped_early(end.stop_reason):
-                print_(Text(f"\u26a0 the model stopped early: {end.stop_reason}", style="bold yellow"))
-            return
-        if end.status is Status.ERROR:
-            err = end.error or {}
-            message = f"\u2717 provider error: {err.get('type', 'error')}: {err.get('message', '')}"
-        else:
-            detail = f" ({end.detail})" if end.detail else ""
-            message = f"\u2717 the response was cut off before it finished{detail}; it can be retried"
-        if answer and self.keep_partial:
-            print_(Text(answer))
-            print_(Text("[incomplete: the answer above is partial]", style="bold red"))
-        elif answer:
-            words = len(answer.split())
-            message += f"\n  the partial answer ({words} words) is not shown; --on-truncate keep shows it"
-        print_(Text(message, style="bold red"))
-
-    def abort(self, draft: Draft, now: float, why: str | None = "interrupted") -> None:
-        self._stop()
-        self._commit_reasoning(draft, now)
-        if draft.answer and self.keep_partial:
-            self.console.print(Text(draft.answer))
-        if why:
-            self.console.print(Text(f"\u23f9 {why}: the answer is incomplete", style="bold red"))
-
-    # -- drawing ------------------------------------------------------------------------
-
-    def _region(self, draft: Draft, now: float) -> Group:
-        width, height = self.console.size
-        budget = max(3, height - 1)  # the region must fit, or rich scrolls and freezes it
-        parts: list = []
+        width, height = self.size()
+        commit, tail = self._pending, []
+        self._pending = []
+        budget = max(2, height // 3)
         frame = SPINNER[int(now * 10) % len(SPINNER)]
         if not draft.has_content:
             label = "waiting for the model" if draft.got_bytes else "connecting"
-            return Group(Text(f"{frame} {label}\u2026 {now - draft.started:.1f} s", style="dim"))
-        tools = [Text("\u2699 " + tool_line(c, width), style="cyan", overflow="ellipsis", no_wrap=True)
-                 for c in draft.tool_calls()]
-        budget -= len(tools) + 1
-        if draft.answer_started is None and draft.reasoning_started is not None:
-            thought = now - draft.reasoning_started
-            parts.append(Text(f"{frame} thinking\u2026 {thought:.1f} s", style="dim italic"))
-            if self.reasoning != "hide":
-                parts.append(self._tail(draft.reasoning[self._committed:], width, budget - 1, "dim"))
-        elif draft.answer_started is not None:
-            shown = draft.answer or draft.refusal  # a refusal streams in the answer's place
-            parts.append(self._tail(shown, width, budget, "" if draft.answer else "yellow", cursor=True))
-        parts += tools
-        words = len(draft.answer.split()) if draft.answer_started is not None else 0
-        parts.append(Text(f"\u2026 receiving (provisional) \u00b7 {words} words", style="dim"))
-        return Group(*parts)
+            tail.append(self._style(f"{frame} {label}\u2026 {now - draft.started:.1f} s", "dim"))
+        elif draft.answer_started is None and draft.reasoning_started is not None:
+            tail += self._reasoning_rows(draft, commit, width, budget, final=False)
+            tail.append(self._style(f"{frame} thinking\u2026 {now - draft.reasoning_started:.1f} s", "dim italic"))
+        else:
+            self._end_reasoning(draft, commit, now, width)
+            if draft.answer or not draft.refusal:
+                shown = draft.answer[:self.policy.upto(draft.answer)]
+                tail += self._answer_rows(shown, commit, width, budget, final=False)
+            else:  # a refusal streams in the answer's place, marked as one
+                tail += [self._style(r, "yellow") for r in self._last_rows(draft.refusal, width, budget)]
+            if tail and self.policy.name == "delta":
+                tail[-1] = tail[-1] + self._style(CURSOR, "dim") if _fits(tail[-1], width) else tail[-1]
+            tail += self._tool_rows(draft, width)
+            words = len(draft.answer.split())
+            held = words - len(draft.answer[:self.policy.upto(draft.answer)].split())
+            status = f"{frame} receiving (provisional) \u00b7 {words} words"
+            tail.append(self._style(status + (f" \u00b7 {held} held back" if held > 0 else ""), "dim"))
+        self.write(self.screen.paint(commit, [_cut(row, width) for row in tail], width))
 
-    def _tail(self, text: str, width: int, lines: int, style: str, cursor: bool = False) -> Text:
-        """The last ``lines`` screen lines of ``text``, wrapped to ``width``.
+    def note(self, text: str, now: float) -> None:
+        self._pending += self._lines("\u00bb " + clean(text), "dim", self.size()[0])
 
-        Only the last ``lines * (width + 1)`` characters can reach the screen, so only they
-        are wrapped: a paint costs the screen size, not the answer length.
-        """
-        lines = max(1, lines)
-        piece = Text(text[-lines * (width + 1):], style=style)
-        if cursor:
-            piece.append(CURSOR, style="dim")
-        wrapped = piece.wrap(self.console, width, overflow="fold")
-        tail = Text("\n").join(wrapped[-lines:])
-        tail.no_wrap = True  # already wrapped: rendering need not divide the lines again
-        return tail
+    def reset(self, draft: Draft, now: float) -> None:
+        if self._committed_any or self._thought:
+            text = "\u21bb the stream restarted: the text above belongs to a discarded attempt"
+        else:
+            text = "\u21bb the stream restarted: the previous attempt was discarded"
+        self._pending += self._lines(text, "yellow", self.size()[0])
+        self.policy.reset()
+        self._start_attempt()
 
-    def _commit_reasoning(self, draft: Draft, now: float) -> None:
-        text = draft.reasoning
-        if len(text) <= self._committed:
+    def finish(self, draft: Draft, end: End, now: float) -> None:
+        width, _ = self.size()
+        commit, self._pending = self._pending, []
+        complete = end.status is Status.COMPLETE
+        self._end_reasoning(draft, commit, now, width)
+        answer = draft.answer
+        shown = answer if complete or self.keep_partial else answer[:self.policy.upto(answer)]
+        self._answer_rows(shown, commit, width, 0, final=True)
+        for call in draft.tool_calls():
+            commit.append(self._style(_cut("\u2699 " + tool_line(call), width), "cyan"))
+        if draft.refusal:
+            commit += self._lines(f"\u2298 the model refused: {clean(draft.refusal)}", "bold yellow", width)
+        if complete:
+            if not answer and not draft.tool_calls() and not draft.refusal:
+                commit.append(self._style("(the answer is empty)", "dim"))
+            if stopped_early(end.stop_reason):
+                commit += self._lines(f"\u26a0 the model stopped early: {end.stop_reason}", "bold yellow", width)
+            elif end.detail:
+                commit += self._lines(f"\u26a0 {clean(end.detail)}", "bold yellow", width)
+            line = footer(draft, end, now) if self.show_footer else None
+            if line:
+                commit.append(self._style(_cut(line, width), "dim"))
+        else:
+            commit += self._failure(end, answer, shown, width)
+        self.write(self.screen.close(commit, width))
+
+    def abort(self, draft: Draft, now: float, why: str | None = "interrupted") -> None:
+        width, _ = self.size()
+        commit, self._pending = self._pending, []
+        answer = draft.answer
+        shown = answer if self.keep_partial else answer[:self.policy.upto(answer)]
+        if draft.answer_started is not None:
+            self._end_reasoning(draft, commit, now, width)
+        self._answer_rows(shown, commit, width, 0, final=True)
+        if why:
+            said = ": the answer above is incomplete" if shown.strip() else ""
+            commit += self._lines(f"\u23f9 {why}{said}", "bold red", width)
+        self.write(self.screen.close(commit, width))
+
+    # -- what the rows are --------------------------------------------------------------
+
+    def _failure(self, end: End, answer: str, shown: str, width: int) -> list[str]:
+        if end.status is Status.ERROR:
+            err = end.error or {}
+            message = f"\u2717 provider error: {err.get('type', 'error')}: {err.get('message', '')}"
+        elif end.status is Status.TRUNCATED:
+            detail = f" ({end.detail})" if end.detail else ""
+            message = f"\u2717 the response was cut off before it finished{detail}; it can be retried"
+        else:
+            message = f"\u2717 {end.detail or 'an earlier stage failed'}"
+        rows = self._lines(clean(message), "bold red", width)
+        if shown.strip():
+            rows += self._lines("  the answer above is incomplete", "red", width)
+        held = len(answer.split()) - len(shown.split())
+        if held > 0:
+            rows += self._lines(f"  the rest of the partial answer ({held} words) is not shown; "
+                                "--on-truncate keep shows it", "red", width)
+        return rows
+
+    def _lines(self, text: str, style: str, width: int) -> list[str]:
+        """A message as committed rows: wrapped by words, each row styled."""
+        return [self._style(row, style) for row, _ in wrap(text, width)]
+
+    def _answer_rows(self, text: str, commit: list[str], width: int, budget: int, final: bool) -> list[str]:
+        """Commit what of ``text`` is finished; the rows of the open part (or, ``final``,
+        commit everything)."""
+        open_text = text[self._done:]
+        if not open_text:
+            return []
+        if self.markdown:
+            return self._markdown_rows(text, commit, width, budget, final)
+        if final:
+            self._commit_text(open_text.rstrip("\n"), commit, width)
+            self._done = len(text)
+            return []
+        breaks = list(_BLANK_LINE.finditer(open_text))
+        if breaks:  # finished paragraphs: the blank row under them is the one the cursor waits on
+            self._commit_text(open_text[:breaks[-1].start()], commit, width)
+            self._gap = True
+            self._done += breaks[-1].end()
+            open_text = open_text[breaks[-1].end():]
+        rows = []  # (row, offset in open_text where the row starts)
+        offset = 0
+        for line in open_text.split("\n"):
+            rows += [(row, offset + start) for row, start in wrap(clean(line), width)]
+            offset += len(line) + 1
+        if len(rows) > budget:  # a paragraph taller than the tail: its first rows are final
+            keep = rows[-budget]
+            self._commit_rows([row for row, _ in rows[:-budget]], commit)
+            self._done += keep[1]
+            rows = rows[-budget:]
+        return [row for row, _ in rows]
+
+    def _markdown_rows(self, text: str, commit: list[str], width: int, budget: int, final: bool) -> list[str]:
+        """Finished blocks rendered into the scrollback once; the open block's last rows."""
+        splitter = self._splitter
+        for block in splitter.feed(text if not final else text + "\n\n"):
+            self._commit_rows(self._render_markdown(block, width), commit, gap=True)
+        self._done = min(splitter.start, len(text))
+        if final or not text[self._done:].strip():
+            return []
+        code = is_open_fence(text[self._done:self._done + 16])
+        rows = self._last_rows(text[self._done:], width, budget + 1)  # only the end is wrapped
+        if code and len(rows) <= budget:  # the whole block is there: its fence line is no code
+            rows = rows[1:]
+        return [self._style(row, "cyan") if code else row for row in rows[-budget:]]
+
+    def _render_markdown(self, block: str, width: int) -> list[str]:
+        if self._md is None:
+            self._md = _markdown_console(self.colour_system)
+        console = self._md
+        console.width = width
+        with console.capture() as capture:
+            console.print(_markdown(block))
+        rows = capture.get().split("\n")
+        while rows and not _visible(rows[-1]):
+            rows.pop()
+        while rows and not _visible(rows[0]):
+            rows.pop(0)
+        return rows
+
+    def _commit_text(self, text: str, commit: list[str], width: int) -> None:
+        if not text.strip():
             return
+        self._commit_rows([row for line in text.split("\n") for row, _ in wrap(clean(line), width)], commit)
+
+    def _commit_rows(self, rows: list[str], commit: list[str], gap: bool = False) -> None:
+        if not rows:
+            return
+        if (self._gap or (gap and self._committed_any)) and self._committed_any:
+            commit.append("")
+        self._gap = False
+        commit += rows
+        self._committed_any = True
+
+    def _reasoning_rows(self, draft: Draft, commit: list[str], width: int, budget: int, final: bool) -> list[str]:
+        if self.reasoning == "hide":
+            return []
+        text = draft.reasoning
+        if self.reasoning == "show":  # committed as it comes, line by line, dim
+            end = text.rfind("\n") + 1 if not final else len(text)
+            if end > self._reasoning_done:
+                piece = text[self._reasoning_done:end].rstrip("\n")
+                commit += [self._style(r, "dim") for line in piece.split("\n") for r, _ in wrap(clean(line), width)]
+                self._reasoning_done = end
+            rest = text[self._reasoning_done:]
+            return [self._style(r, "dim") for r in self._last_rows(rest, width, budget - 1)] if rest else []
+        return [self._style(r, "dim") for r in self._last_rows(text, width, budget - 1)]
+
+    def _end_reasoning(self, draft: Draft, commit: list[str], now: float, width: int) -> None:
+        """The answer started (or the stream ended): the reasoning is committed once."""
+        if self._thought or not draft.reasoning:
+            return
+        self._thought = True
         if self.reasoning == "show":
-            self._commit(Text(f"\u25be {summary(draft, now)}", style="dim"))
-            self._commit(Text(text[self._committed:], style="dim"))
+            self._reasoning_rows(draft, commit, width, 2, final=True)
+            commit.append(self._style(f"\u25b4 {summary(draft, now)}", "dim"))
         elif self.reasoning == "collapse":
-            self._commit(Text(f"\u25b8 {summary(draft, now)}", style="dim"))
-        self._committed = len(text)
+            commit.append(self._style(f"\u25b8 {summary(draft, now)}", "dim"))
 
-    def _commit(self, renderable) -> None:
-        self.console.print(renderable)  # with Live running, this lands above its region
+    def _last_rows(self, text: str, width: int, count: int) -> list[str]:
+        """The last ``count`` rows of ``text`` (only its end is wrapped: the screen's worth)."""
+        count = max(1, count)
+        piece = text[-count * (width + 1):]
+        rows = [row for line in piece.split("\n") for row, _ in wrap(clean(line), width)]
+        return rows[-count:]
 
-    def _stop(self) -> None:
-        if self.live.is_started:
-            self.live.update(Text(""), refresh=False)
-            self.live.stop()
-        self.console.show_cursor(True)
+    def _tool_rows(self, draft: Draft, width: int) -> list[str]:
+        calls = draft.tool_calls()
+        rows = [self._style(_cut("\u2699 " + tool_line(c, width), width), "cyan") for c in calls[:TOOLS_SHOWN]]
+        if len(calls) > TOOLS_SHOWN:
+            rows.append(self._style(f"\u2699 \u2026 and {len(calls) - TOOLS_SHOWN} more", "cyan"))
+        return rows
+
+    def _style(self, text: str, style: str) -> str:
+        codes = [_SGR[s] for s in style.split() if self.colour or s not in _COLOURS]
+        return f"\x1b[{';'.join(codes)}m{text}\x1b[0m" if codes and text else text
+
+
+_ESCAPE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+def _visible(row: str) -> bool:
+    return bool(_ESCAPE.sub("", row).strip())
+
+
+def _fits(row: str, width: int) -> bool:
+    from rich.cells import cell_len
+
+    return cell_len(_ESCAPE.sub("", row)) < width
+
+
+def _cut(row: str, width: int) -> str:
+    """A status or tool row cut to the width (they are never wrapped)."""
+    from rich.cells import cell_len
+
+    plain = _ESCAPE.sub("", row)
+    if cell_len(plain) <= width:
+        return row
+    from rich.cells import set_cell_size
+
+    return set_cell_size(plain, width - 1) + "\u2026"
+
+
+def _markdown_console(colour_system: str | None):
+    import io
+
+    from rich.console import Console
+
+    return Console(file=io.StringIO(), force_terminal=True, color_system=colour_system, width=80,
+                   _environ={}, highlight=False)
 
 
 def _markdown(text: str):

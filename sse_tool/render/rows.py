@@ -1,0 +1,83 @@
+"""Text to screen rows: greedy word wrap by terminal cells, with where each row starts.
+
+``wrap(line, width)`` returns ``(row, start)`` pairs for one line (no newline in it):
+the row's text and its offset in ``line``. Greedy wrapping is stable under growth: the
+rows of a line, all but its last, do not change when text is appended, and wrapping the
+rest of a line from a row's start gives the same rows as wrapping the whole. So a view
+may commit finished rows and wrap only what follows them: a paint costs the size of the
+live part, not the length of the answer.
+
+``clean`` makes text safe to draw: controls (an escape sequence in a model's output
+could move the cursor, recolour or clear the screen) become visible, tabs spaces.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rich.cells import cell_len
+
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_WORD = re.compile(r"\S+|\s+")
+
+
+def clean(text: str) -> str:
+    if "\t" in text:
+        text = text.expandtabs(4)
+    return _CONTROL.sub(lambda m: "\ufffd" if m.group() != "\r" else "", text)
+
+
+def _fold(word: str, width: int) -> list[str]:
+    """A word wider than the row, cut into pieces that fit."""
+    pieces, piece, used = [], [], 0
+    for char in word:
+        w = cell_len(char)
+        if used + w > width and piece:
+            pieces.append("".join(piece))
+            piece, used = [], 0
+        piece.append(char)
+        used += w
+    pieces.append("".join(piece))
+    return pieces
+
+
+def wrap(line: str, width: int) -> list[tuple[str, int]]:
+    """The rows of ``line`` at ``width`` cells, each with its start offset in ``line``."""
+    width = max(1, width)
+    if cell_len(line) <= width:
+        return [(line, 0)]
+    rows: list[tuple[str, int]] = []
+    row: list[str] = []
+    start = used = 0
+    for match in _WORD.finditer(line):
+        token = match.group()
+        w = cell_len(token)
+        if token[0].isspace():
+            if used + w <= width:
+                row.append(token)
+                used += w
+            else:  # the break: spaces at a row's end are dropped
+                if row:
+                    rows.append(("".join(row).rstrip(), start))
+                row, used, start = [], 0, match.end()
+            continue
+        if used + w > width and row:
+            if "".join(row).strip():
+                rows.append(("".join(row).rstrip(), start))
+            row, used, start = [], 0, match.start()  # (an indent that leaves no room goes)
+        if w > width:
+            offset = match.start()
+            pieces = _fold(token, width - used if used else width)
+            if used and cell_len(pieces[0]) + used > width:
+                pieces = _fold(token, width)
+            for piece in pieces[:-1]:
+                row.append(piece)
+                rows.append(("".join(row), start))
+                offset += len(piece)
+                row, used, start = [], 0, offset
+            token = pieces[-1]
+            w = cell_len(token)
+        row.append(token)
+        used += w
+    rows.append(("".join(row), start))
+    return rows
