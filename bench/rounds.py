@@ -94,7 +94,7 @@ def tree(ref: str | None) -> Tree:
                 part.rename(root)
             except OSError:  # another bench made it meanwhile
                 shutil.rmtree(part)
-        label = f"{ref} ({sha[:7]})"
+        label = ref[:12] if ref == sha else f"{ref} ({sha[:7]})"
     # Compiled once, as an installed copy has its modules (see installed.py).
     compileall.compile_dir(root / "sse_tool", quiet=1)
     return Tree(label, root)
@@ -230,7 +230,7 @@ def instructions(argv: list[str], *, stdin: str | None = None, env: dict | None 
 def work_instructions(tree: Tree, task: str, *args: str) -> int:
     """Instructions of ``worker.py TASK ARGS``'s work alone: the run minus a run of the
     same task that does no work (``--empty``: start-up, imports and the input's reading)."""
-    argv = [sys.executable, str(WORKER), task, *args]
+    argv = [sys.executable, str(WORKER), task, *args, "--timed-only"]
     full = instructions(argv, env=tree.env(), cwd=tree.root)
     empty = instructions([*argv, "--empty"], env=tree.env(), cwd=tree.root)
     return full - empty

@@ -12,16 +12,14 @@ When the first line starts like JSON but is not a JSON value by itself, the inpu
 written over many lines (a pretty-printed error body, say): it is read from there on as a
 sequence of JSON values (``JsonArrayParser(sequence=True)``), one event per value.
 
-With ``raw=True`` (the reader of sse-tool's own records, which parses every line as JSON
-anyway) each line is a ``JsonLine`` holding its bytes, not decoded: ``orjson`` reads bytes
-directly, so decoding first would only be undone. A chunk of lines that each start with
-``{`` (no blank line, no marker, no CR), nearly every chunk of such records, is checked
-with a few C calls and its lines handed out without looking at each one.
+With ``raw=True`` (for a reader that parses every line as JSON) an event's ``data`` is the
+line's bytes, not decoded: orjson reads bytes directly, so decoding first would only be
+undone. A chunk of lines that each start with ``{`` (no blank line, no marker, no CR),
+nearly every chunk of such lines, is then checked with a few C calls and its lines handed
+out without looking at each one.
 """
 
 from __future__ import annotations
-
-from typing import NamedTuple
 
 import orjson
 
@@ -32,15 +30,7 @@ from .marker import from_line
 from .sse import DEFAULT_MAX_EVENT_SIZE, FrameEnd, SseComment, SseEvent
 
 
-class JsonLine(NamedTuple):
-    """One line of JSON, its bytes as they arrived (CR and line end excluded)."""
-
-    data: bytes
-    offset: int
-    end: int
-
-
-_new = tuple.__new__  # builds a JsonLine without the keyword handling of its constructor
+_new = tuple.__new__  # builds an SseEvent without the keyword handling of its constructor
 
 
 class NdjsonParser:
@@ -48,7 +38,7 @@ class NdjsonParser:
 
     def __init__(self, *, max_event_size: int = DEFAULT_MAX_EVENT_SIZE, raw: bool = False) -> None:
         self.max_event_size = max_event_size
-        #: lines as ``JsonLine`` (bytes), not decoded into events
+        #: events' data as the line's bytes, not decoded
         self.raw = raw
         self._pos = 0  # input offset where the unterminated line starts
         self._partial: list[bytes] = []
@@ -85,7 +75,7 @@ class NdjsonParser:
             if self.raw and self._plain(chunk, lines):
                 for line in lines:
                     end = pos + len(line)
-                    out.append(_new(JsonLine, (line, pos, end)))
+                    out.append(_new(SseEvent, ("message", line, None, None, pos, end)))
                     pos = end + 1
                 lines = ()
             for i, line in enumerate(lines):
@@ -104,10 +94,9 @@ class NdjsonParser:
                 marker = from_line(text) if text[:1] == b":" else None
                 if marker is not None:
                     out.append(SseComment(marker.comment(), pos))
-                elif self.raw:
-                    out.append(JsonLine(text, pos, pos + len(text)))
                 else:
-                    out.append(SseEvent("message", decode_field(text), None, None, pos, pos + len(text)))
+                    data = text if self.raw else decode_field(text)
+                    out.append(_new(SseEvent, ("message", data, None, None, pos, pos + len(text))))
                 pos += len(line) + 1
             self._pos = pos
         if rest:
@@ -155,8 +144,8 @@ class NdjsonParser:
             if marker is not None:
                 return FrameEnd(None, end, (SseComment(marker.comment(), self._pos),))
             if _is_json(text):
-                span = (self._pos, self._pos + len(text))
-                event = JsonLine(text, *span) if self.raw else SseEvent("message", decode_field(text), None, None, *span)
+                data = text if self.raw else decode_field(text)
+                event = SseEvent("message", data, None, None, self._pos, self._pos + len(text))
                 return FrameEnd(None, end, (event,))
         if text.strip() or self._head:
             return FrameEnd("input ended in the middle of a line (no final newline)", end)

@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import orjson
 
+from .decode import decode_field
 from .errors import BadInput, ExitCode
 from .marker import EXIT, NO_STREAM, NOTE, parse
 from .model import End, Note, Record, Reset, Status
@@ -65,6 +66,8 @@ MAX_UNRECOGNISED = 64
 def parse_payload(event: SseEvent):
     """The event's data as JSON when it looks like JSON, else the raw string."""
     data = event.data
+    if type(data) is bytes:  # from a raw framer: decoded as the framers decode text
+        data = decode_field(data)
     if data == "[DONE]":  # the OpenAI sentinel looks like JSON but is not
         return data
     if data[:1] in ("{", "[") or data[:1].isspace():

@@ -163,11 +163,13 @@ class RecordReader:
 
     def _start(self, kind: str) -> None:
         self.source = kind
-        if kind in ("events", "records"):  # lines of JSON, parsed here: not decoded first
+        # Events' data as bytes (SSE, NDJSON, JSON lines): it is parsed as JSON here, and
+        # orjson reads UTF-8 bytes, so decoding first would only be undone.
+        if kind in ("events", "records"):
             self._framer = NdjsonParser(max_event_size=self.max_event_size, raw=True)
         else:
             # Other comments mean nothing here (the SSE parser reports the reset marker anyway).
-            self._framer = make_framer(kind, max_event_size=self.max_event_size)
+            self._framer = make_framer(kind, max_event_size=self.max_event_size, raw=True)
         if kind != "records":
             self.normalizer = Normalizer(self.provider, lenient=self.lenient,
                                          hold_broken=kind in ("ndjson", "events"))
@@ -233,13 +235,16 @@ class RecordReader:
         lines = self.source == "events"
         quick = normalizer.fast_path() if self.fast else None
         think = self._think
+        # frame's records hold the data as a JSON string; the raw framers give bytes (the
+        # JSON array and AWS framers give text, which the fast path leaves to feed)
+        brace = "{" if lines else b"{"
         for item in items:
             if quick is not None and type(item) is not SseComment:
                 if lines:
                     event, data = _plain_event(item.data)
                 else:
                     event, data = item.event, item.data
-                if data[:1] == "{":
+                if data[:1] == brace:
                     try:
                         record = quick(event, loads(data))
                     except JSONDecodeError:

@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import pytest
 
+from sse_tool.decode import decode_field
 from sse_tool.errors import BadInput
-from sse_tool.framing import AutoFramer
+from sse_tool.framing import AutoFramer, make_framer, sniff
 from sse_tool.model import to_record
 from sse_tool.pipeline import RecordReader
+from sse_tool.sse import SseEvent
 from sse_tool.wire import dumps, event_record
 
 from .support import stream_files
@@ -164,3 +166,52 @@ def test_odd_delta_records_read_the_same_fast_and_slow(line):
 def test_odd_frame_records_read_the_same_fast_and_slow(line):
     head = b'{"event":"message","data":"{\\"model\\":\\"m\\",\\"choices\\":[{\\"delta\\":{\\"content\\":\\"a\\"}}]}"}\n'
     assert_same_everywhere(head + line + b'\n{"event":"message","data":"[DONE]"}\n')
+
+
+def framed(data: bytes, chunks: list[bytes], raw: bool):
+    """The events (data decoded) of ``chunks`` read by the framer ``data`` is sniffed as,
+    or what made them bad input."""
+    kind = sniff(data, True)
+    framer = make_framer(kind, comments=True, raw=raw)
+    items = []
+    try:
+        for chunk in chunks:
+            items += framer.feed(chunk)
+        end = framer.close()
+    except BadInput as exc:
+        return "bad input", str(exc), exc.offset
+    items += end.items
+    return [i._replace(data=decode_field(i.data)) if type(i) is SseEvent and type(i.data) is bytes else i
+            for i in items], end
+
+
+@pytest.mark.parametrize("path", FILES)
+def test_raw_framers_cut_anywhere_give_the_decoded_framers_events(path):
+    """normalize reads the data as the bytes that arrived (``raw=True``): decoded, they are
+    the text the framers give ``frame``."""
+    data = path.read_bytes()
+    if sniff(data, True) not in ("sse", "ndjson"):
+        pytest.skip("only the SSE and NDJSON framers have a raw mode")
+    assert framed(data, [data], raw=True) == framed(data, [data], raw=False)
+    for cut in cuts_for(data):
+        chunks = [data[:cut], data[cut:]]
+        assert framed(data, chunks, raw=True) == framed(data, chunks, raw=False), f"cut at byte {cut}"
+
+
+@pytest.mark.parametrize("data", [
+    b"data: {\"a\":\"\xc3\xa9\"}\n\n",  # one block
+    b"event: e\ndata: {}\n\n" * 200,  # a run of blocks (one C call)
+    b"data: {}\n\n" * 200,
+    b"data: {\ndata: }\n\n",  # many data lines
+    b"data: {}\r\n\r\n",  # CR line ends: read line by line
+])
+def test_the_raw_sse_framer_hands_out_the_bytes_that_arrived(data):
+    events = make_framer("sse", raw=True).feed(data)
+    assert events and all(type(e.data) is bytes for e in events)
+    assert [e.data.decode() for e in events] == [e.data for e in make_framer("sse").feed(data)]
+
+
+def test_the_raw_ndjson_framer_hands_out_the_bytes_that_arrived():
+    data = b'{"a":1}\n' * 100 + b'{"b":"\xc3\xa9"}\n'
+    events = make_framer("ndjson", raw=True).feed(data)
+    assert len(events) == 101 and events[-1].data == b'{"b":"\xc3\xa9"}'
