@@ -66,6 +66,7 @@ def normalize(chunks: list[bytes], out=None) -> int:
 def render(chunks: list[bytes], out) -> int:
     from sse_tool.painter import Painter
     from sse_tool.pipeline import RecordReader
+    from sse_tool.render.loop import _feed
     from sse_tool.render.release import make_policy
     from sse_tool.render.view_plain import PlainView
 
@@ -78,10 +79,9 @@ def render(chunks: list[bytes], out) -> int:
     view = PlainView(write, lambda text: None, make_policy("delta"), reasoning="hide")
     painter = Painter(view, time.monotonic, 0.04)
     reader = RecordReader()
-    for chunk in [*chunks, None]:
+    for chunk in [*chunks, None]:  # as render's read loop feeds the painter (loop.pump)
         records = reader.feed(chunk) if chunk is not None else reader.close()
-        for record in records:
-            painter.feed(record)
+        _feed(records, painter)
         painter.tick()
     return written[0]
 

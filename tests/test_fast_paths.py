@@ -149,6 +149,14 @@ def test_odd_openai_chunks_read_the_same_fast_and_slow(chunk):
     b'{"type":"delta","channel":"answer"}',
     b'{"type":"delta","channel":"reasoning","text":"x","aggregate":"x"}',
     b'{"type":"delta","channel":"answer","text":"\xff"}',
+    # delta lines of normalize's own shape whose text one loads of them all must get right
+    b'{"type":"delta","channel":"answer","text":""}',
+    b'{"type":"delta","channel":"answer","text":"\\u00e9\\n\\"q\\" \\\\"}',
+    b'{"type":"delta","channel":"answer","text":"\\ud800"}',
+    b'{"type":"delta","channel":"answer","text":"a\\x"}',
+    b'{"type":"delta","channel":"answer","text":"a\tb"}',
+    b'{"type":"delta","channel":"answer","text":"a"},{"type":"delta","channel":"answer","text":"b"}',
+    b'{"type":"delta","channel":"reasoning","text":"a\\"}',
 ])
 def test_odd_delta_records_read_the_same_fast_and_slow(line):
     data = b'{"type":"delta","channel":"answer","text":"a"}\n' + line + b'\n{"type":"end","status":"complete"}\n'

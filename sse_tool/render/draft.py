@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from ..model import Channel, Delta, End, Meta, Part, Record, ToolCall, Transcript, Usage
 
+_REASONING = Channel.REASONING
+
 
 class Draft:
     """What arrived so far of the current attempt."""
@@ -69,6 +71,33 @@ class Draft:
             self.meta[record.key] = record.value
         return False  # signatures, citations, server tool progress: not drawn
 
+    def add_deltas(self, deltas: list[Delta], now: float) -> bool:
+        """Store a run of deltas that arrived together (at ``now``, in the same read), as
+        ``add`` one after another would; True when any had text."""
+        add = self.transcript.add
+        reasoning = other = False
+        for delta in deltas:
+            if delta.text:
+                add(delta)
+                if delta.channel is _REASONING:
+                    reasoning = True
+                else:
+                    other = True
+        if reasoning:
+            if self.reasoning_started is None:
+                self.reasoning_started = now
+                self._batches["reasoning"] = self.batch
+            self.reasoning_last = now
+            self._batches["reasoning_last"] = self.batch
+        if other and self.answer_started is None:
+            self.answer_started = now
+            self._batches["answer"] = self.batch
+        if reasoning or other:
+            self.last_content = now
+            self._batches["last"] = self.batch
+            return True
+        return False
+
     def clear(self) -> None:
         """A retry: the attempt so far is void (usage and metadata come again)."""
         got_bytes, attempts, live, batch = self.got_bytes, self.attempts, self.live, self.batch
@@ -82,6 +111,10 @@ class Draft:
     @property
     def reasoning(self) -> str:
         return self.transcript.text(Channel.REASONING)
+
+    def answer_from(self, start: int) -> str:
+        """``answer[start:]``, without joining the text before ``start`` again."""
+        return self.transcript.text_from(Channel.ANSWER, start)
 
     @property
     def refusal(self) -> str:
