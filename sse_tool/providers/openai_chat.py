@@ -90,16 +90,20 @@ class OpenAIChat:
         choice 0 alone, no finish reason, no usage, no error), read with plain tests; None
         for anything else (``feed`` reads it)."""
         choices = payload.get("choices")
-        if type(choices) is list and len(choices) == 1 and event != "error":
+        if type(choices) is list and len(choices) == 1:
             choice = choices[0]
-            if type(choice) is dict and choice.get("index", 0) == 0 and choice.get("finish_reason") is None:
+            if type(choice) is dict:
                 delta = choice.get("delta")
-                if (type(delta) is dict and delta.keys() <= _PLAIN_DELTA and payload.get("usage") is None
-                        and not payload.get("error") and "x_groq" not in payload):
-                    model = payload.get("model")
+                if type(delta) is dict:
                     text = delta.get("content")
-                    if type(text) is str and text and (model is None or model == self._model):
-                        return _new(Delta, (_ANSWER, text))
+                    # a delta of one member that is a string is {"content": text}
+                    if (type(text) is str and text and (len(delta) == 1 or delta.keys() <= _PLAIN_DELTA)
+                            and choice.get("finish_reason") is None and choice.get("index", 0) == 0
+                            and payload.get("usage") is None and not payload.get("error")
+                            and "x_groq" not in payload and event != "error"):
+                        model = payload.get("model")
+                        if model is None or model == self._model:
+                            return _new(Delta, (_ANSWER, text))
         return None
 
     def feed(self, event: str, payload) -> list[Record]:
