@@ -29,6 +29,7 @@ from contextlib import closing
 from typing import TYPE_CHECKING, NamedTuple
 
 from .errors import ExitCode, SseToolError
+from .marker import reset_after
 from .redact import SECRET_HEADERS
 from .retry import Failure, RetryPolicy, Wait
 
@@ -39,10 +40,6 @@ if TYPE_CHECKING:
 
 #: sent unless the request sets these headers itself
 DEFAULT_HEADERS = (("Accept", "text/event-stream"), ("Cache-Control", "no-cache"))
-#: written before a retried attempt's bytes when an earlier attempt's bytes were already
-#: passed on: an SSE comment (ignored by every SSE parser) that tells sse-tool's own
-#: stages to discard the draft, followed by a blank line
-RESET_MARKER = b": sse-tool reset\n\n"
 #: how much of an error body is read for the message
 ERROR_BODY_LIMIT = 64 * 1024
 #: the longest message a failure carries; the edge shortens it for a person once it has
@@ -202,8 +199,9 @@ def stream(
                 for item in _attempt(client, request, headers, attempt, run, follow_redirects, trace):
                     if isinstance(item, bytes):
                         if fresh and passed_on:
-                            # A partial line would swallow the marker: end it first.
-                            yield (b"" if last_byte in b"\r\n" else b"\n") + RESET_MARKER
+                            # the earlier attempt's bytes were passed on: the later stages
+                            # must discard that draft
+                            yield reset_after(last_byte)
                         fresh = False
                         passed_on = True
                         last_byte = item[-1:]

@@ -51,6 +51,16 @@ class Marker(NamedTuple):
         return b": " + self.comment().encode("utf-8", "replace") + b"\n\n"
 
 
+#: the reset marker on the wire
+RESET_LINE = Marker(RESET).line()
+
+
+def reset_after(last_byte: bytes) -> bytes:
+    """The reset marker to write after a byte already written: a line end first, when the
+    bytes before it stopped mid-line (a marker counts only where a line starts)."""
+    return (b"" if last_byte in b"\r\n" else b"\n") + RESET_LINE
+
+
 def _one_line(text: str) -> str:
     # one line, and valid UTF-8 (a file name may hold undecodable bytes as surrogates)
     return " ".join(str(text).splitlines()).encode("utf-8", "replace").decode("utf-8")

@@ -127,6 +127,19 @@ def replay_recording(rec: Recording, speed: float = 1.0) -> Replay:
     return Replay(recording_steps(rec, speed), scaled(end.time - last, speed), code, message)
 
 
+def steps_from(steps: list[Step], offset: int) -> list[Step]:
+    """The steps of the bytes from ``offset`` on: what was sent before it is skipped, with
+    its waits, and the rest of the step it falls in goes at once."""
+    out: list[Step] = []
+    pos = 0
+    for step in steps:
+        end = pos + len(step.data)
+        if end > offset:
+            out.append(step if pos >= offset else Step(0.0, step.data[offset - pos:]))
+        pos = end
+    return out
+
+
 def rate_steps(data: bytes, rate: Rate, speed: float = 1.0) -> list[Step]:
     """A plain stream file at ``rate`` (times ``speed``): one write per event, or slices
     of bytes. The first write goes at once."""

@@ -108,10 +108,15 @@ class RetryPolicy:
         return Wait(seconds, self.used, self.retries, basis)
 
     def backoff(self, attempt: int) -> float:
-        """Exponential, capped, with "equal jitter": between half and all of the step,
-        so clients that failed together do not retry together, yet never at once."""
-        step = min(self.cap, self.base * 2 ** (attempt - 1))
-        return step / 2 + self._random() * step / 2
+        return backoff(self.base, self.cap, attempt, self._random())
+
+
+def backoff(base: float, cap: float, attempt: int, uniform: float) -> float:
+    """The wait before retry number ``attempt`` (1 for the first): exponential, capped, with
+    "equal jitter" (``uniform`` in [0, 1]): between half and all of the step, so clients
+    that failed together do not retry together, yet never at once."""
+    step = min(cap, base * 2.0 ** min(attempt - 1, 1000))  # (a float power past 1024 overflows)
+    return step / 2 + uniform * step / 2
 
 
 def parse_retry_after(value: str, now: float) -> float | None:

@@ -97,6 +97,15 @@ class SseComment(NamedTuple):
     offset: int = 0
 
 
+class IdSet(NamedTuple):
+    """A block that set the last event id: where its blank line starts (an event's ``end``)
+    and ends (where the next block may start), and the id."""
+
+    end: int
+    after: int
+    id: str
+
+
 class FrameEnd(NamedTuple):
     """What end of input meant. ``truncated`` names why the input stopped mid-event."""
 
@@ -167,13 +176,18 @@ class SseParser:
         "comments", "max_event_size", "raw", "_pending", "_counted", "_counted_size", "_count_at",
         "_pos", "_watch", "_head", "_after_cr", "_data", "_type", "_block_start",
         "_block_pos", "_size", "_last_id", "_retry", "_error", "_names",
+        "ids", "_block_id", "_sealed_id", "_sealed_retry",
     )
 
     def __init__(
-        self, *, comments: bool = False, max_event_size: int = DEFAULT_MAX_EVENT_SIZE, raw: bool = False
+        self, *, comments: bool = False, max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
+        track_ids: bool = False, raw: bool = False,
     ) -> None:
         self.comments = comments
         self.max_event_size = max_event_size
+        #: with ``track_ids``: an ``IdSet`` for each block that set the id, appended as its
+        #: blank line arrives (the caller empties the list as it reads it)
+        self.ids: list[IdSet] | None = [] if track_ids else None
         #: events' data as the bytes that arrived, not decoded (see ``SseEvent.data``)
         self.raw = raw
         # Bytes not interpreted yet, from a line start: complete LF lines waiting for their
@@ -201,10 +215,31 @@ class SseParser:
         # Stream state that outlives events.
         self._last_id: str | None = None
         self._retry: int | None = None
+        # The same, as of the last blank line (the spec's "last event ID string"); a block
+        # cut by a reset or exit marker is void, its id and retry lines included.
+        self._sealed_id: str | None = None
+        self._sealed_retry: int | None = None
+        self._block_id = False  # the block being read has set the id
         self._error: EventTooLarge | None = None
         self._names = _EventNames({None: "message"})  # None: no event line
 
     # -- public API ---------------------------------------------------------------------
+
+    @property
+    def last_event_id(self) -> str | None:
+        """The id in force as of the last blank line (what a client reconnects with)."""
+        return self._sealed_id
+
+    @property
+    def reconnection_time(self) -> int | None:
+        """The ``retry`` value in force as of the last blank line, in milliseconds."""
+        return self._sealed_retry
+
+    @property
+    def sealed(self) -> int:
+        """The input offset just past the last blank line read: the bytes before it are
+        whole blocks (a BOM counts); what follows may still be cut."""
+        return self._block_pos
 
     def feed(self, chunk: bytes) -> list[SseEvent | SseComment]:
         # Most small chunks hold no line end: keep the piece, nothing else. (``10 in chunk``,
@@ -561,6 +596,11 @@ class SseParser:
                         data.clear()
                     self._type = b""
                     self._block_start = None
+                if self._block_id:
+                    self._block_id = False
+                    if self.ids is not None:
+                        self.ids.append(IdSet(pos - length, pos, self._last_id))
+                self._sealed_id, self._sealed_retry = self._last_id, self._retry
                 self._block_pos = pos
                 self._size = 0
                 continue
@@ -575,6 +615,8 @@ class SseParser:
                         data.clear()
                         self._type = b""
                         self._block_start = None
+                        self._block_id = False
+                        self._last_id, self._retry = self._sealed_id, self._sealed_retry
                     out.append(_new(SseComment, (marker.comment(), pos - len(line) - length)))
                 elif self.comments:
                     text = line[2:] if line[1:2] == b" " else line[1:]
@@ -593,6 +635,7 @@ class SseParser:
             elif name == b"id":
                 if 0 not in value:  # spec: an id with NUL is ignored
                     self._last_id = decode_field(value)
+                    self._block_id = True
             elif name == b"retry":
                 # bytes.isdigit: ASCII digits only, never empty. The length test keeps
                 # int() away from huge digit strings.

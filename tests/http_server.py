@@ -108,12 +108,16 @@ class LocalServer:
         self._httpd.server_close()
 
 
-class _Handler(BaseHTTPRequestHandler):
+class QuietHandler(BaseHTTPRequestHandler):
+    """HTTP/1.1, no log lines."""
+
     protocol_version = "HTTP/1.1"
 
     def log_message(self, *args) -> None:
         pass
 
+
+class _Handler(QuietHandler):
     def do_GET(self) -> None:
         app: LocalServer = self.server.app
         parts = urlsplit(self.path)

@@ -33,6 +33,8 @@ ProviderName = Enum("ProviderName", {name: name for name in PROVIDERS}, type=str
 SHOWN_LIMIT = 240
 #: where httpx finds proxies (and their credentials, which a 407 may echo)
 PROXY_VARIABLES = ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "https_proxy", "http_proxy", "all_proxy")
+#: ``_run``'s ``reconnect`` when ``--reconnect`` is not given (None: no limit)
+_NO_RECONNECT = -1
 
 EPILOG = """\b
 Examples:
@@ -115,6 +117,16 @@ def fetch(
                                     help="First backoff step; it doubles each retry (max 30s), with jitter."),
     retry_partial: bool = typer.Option(False, "--retry-partial",
                                        help="Also retry after body bytes went out; writes ': sse-tool reset' first."),
+    reconnect: bool = typer.Option(
+        False, "--reconnect",
+        help="Follow the SSE reconnection rules: after a cut or a clean end, reconnect with "
+             "Last-Event-ID and continue the stream, events neither lost nor repeated."),
+    reconnect_limit: Optional[int] = typer.Option(
+        None, "--reconnect-limit", min=0, metavar="N",
+        help="At most N reconnections (implies --reconnect; default: no limit)."),
+    reconnect_delay: str = typer.Option(
+        "3s", "--reconnect-delay", metavar="DURATION",
+        help="Wait before reconnecting until the stream sets retry: (backoff on repeated failures)."),
     record: Optional[str] = typer.Option(None, "--record", metavar="FILE", help="Save the exchange (see sse_tool/recording.py)."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Show request and response headers on stderr (secrets redacted)."),
     write_out: Optional[str] = typer.Option(None, "--write-out", "-w", metavar="FORMAT",
@@ -132,6 +144,7 @@ def fetch(
         idle=_duration(idle_timeout), total=_duration(max_time),
     )
     delay = parse_duration(retry_delay)
+    reconnect_wait = parse_duration(reconnect_delay)
     redactor = Redactor(os.environ.get(v, "") for p in PROVIDERS.values() for v in p.key_variables)
     for variable in PROXY_VARIABLES:
         if proxy := os.environ.get(variable, "").strip():
@@ -161,6 +174,7 @@ def fetch(
         nonlocal out
         out = Output()
         try:
+            reconnections = _reconnect_option(reconnect, reconnect_limit, retry_partial)
             request = _request(url, method, header or [], data, json_data, provider, Generation(
                 model=model or "", prompt=prompt or "", system=system, max_tokens=max_tokens,
                 temperature=temperature, reasoning=reasoning,
@@ -168,7 +182,7 @@ def fetch(
             ), base_url, redactor)
             return _run(out, request, timeouts, redactor, say, http2=http2, location=location,
                         max_redirs=max_redirs, retry=retry, retry_partial=retry_partial,
-                        retry_delay=delay,
+                        retry_delay=delay, reconnect=reconnections, reconnect_delay=reconnect_wait,
                         record=record, verbose=verbose, transfer=transfer)
         except (BrokenPipeError, OutputFailed, KeyboardInterrupt, typer.Exit):
             raise  # run_stage ends these (the last two quietly)
@@ -278,15 +292,19 @@ def _read_data(value: Optional[str]) -> Optional[bytes]:
 
 
 def _run(out, request, timeouts, redactor, say, *, http2, location, max_redirs, retry, retry_partial,
-         retry_delay, record, verbose, transfer=None) -> int:
+         retry_delay, record, verbose, transfer=None, reconnect=_NO_RECONNECT, reconnect_delay=3.0) -> int:
     recorder = _Recorder(record, redactor)
     start = time.monotonic()
 
     def trace(event, info):  # for -w: when the connection was made, and so on
         transfer.trace(time.monotonic() - start, event, info)
-    items = stream(request, timeouts=timeouts, policy=RetryPolicy(retry, partial=retry_partial, base=retry_delay),
-                   http2=http2, follow_redirects=location, max_redirects=max_redirs,
+    options = dict(http2=http2, follow_redirects=location, max_redirects=max_redirs,
                    trace=trace if transfer is not None else None)
+    if reconnect is _NO_RECONNECT:
+        items = stream(request, timeouts=timeouts, policy=RetryPolicy(retry, partial=retry_partial, base=retry_delay),
+                       **options)
+    else:
+        items = _reconnecting(request, timeouts, reconnect, reconnect_delay, retry, retry_delay, options)
     try:
         with closing(items):
             for item in items:
@@ -320,6 +338,9 @@ def _run(out, request, timeouts, redactor, say, *, http2, location, max_redirs, 
                             f"{w.seconds:.3g}s ({w.basis})")
                     say(text, notice=True)
                     recorder.note(text)
+                elif _is_notice(item):  # fetch --reconnect's, said as the retry notices are
+                    say(item.text)
+                    recorder.note(item.text)
     except FetchError as exc:
         body = getattr(exc, "body", b"")
         recorder.fail(time.monotonic() - start, exc, body)
@@ -334,6 +355,27 @@ def _run(out, request, timeouts, redactor, say, *, http2, location, max_redirs, 
         raise
     recorder.end(time.monotonic() - start, "complete")
     return ExitCode.OK
+
+
+def _reconnect_option(reconnect: bool, limit: Optional[int], retry_partial: bool):
+    """The reconnections allowed: ``_NO_RECONNECT`` without ``--reconnect``, None for no limit."""
+    if not reconnect and limit is None:
+        return _NO_RECONNECT
+    if retry_partial:
+        raise FetchUsage("--reconnect resumes the stream, --retry-partial starts it again: give one")
+    return limit
+
+
+def _reconnecting(request, timeouts, limit, delay, retry, retry_delay, options):
+    from ..fetch_reconnect import reconnecting  # only with --reconnect
+
+    return reconnecting(request, limit=limit, delay=delay, timeouts=timeouts, retry=retry,
+                        retry_delay=retry_delay, **options)
+
+
+def _is_notice(item) -> bool:
+    module = sys.modules.get("sse_tool.fetch_reconnect")
+    return module is not None and isinstance(item, module.Notice)
 
 
 def _write_out_format(value: str):

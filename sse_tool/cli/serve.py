@@ -128,6 +128,16 @@ def serve(
         help="replay (files only), record (relay and record), hybrid (replay an exact match, "
              "else relay and record) [default: record with --upstream and --record-dir, a plain "
              "relay with --upstream alone, else replay]."),
+    resumable: bool = typer.Option(
+        False, "--resumable",
+        help="With --upstream: give each relayed event an id and buffer the stream, so that a "
+             "client back with Last-Event-ID gets the rest without a second upstream request."),
+    resume_buffer: str = typer.Option(
+        "64MiB", "--resume-buffer", metavar="SIZE",
+        help="With --resumable: the most all streams keep together (the oldest bytes of the largest go first)."),
+    resume_ttl: str = typer.Option(
+        "5m", "--resume-ttl", metavar="DURATION",
+        help="With --resumable: how long a stream is kept after it ended or its last client left."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No access log."),
 ) -> None:
     """Serve recordings and stream files over HTTP with their recorded timing, faults on
@@ -154,7 +164,8 @@ def serve(
         try:
             parse_rate(rate or DEFAULT_RATE)
             limit = parse_size(max_request_size)
-        except SseToolError as exc:
+            resume = _resume_store(resumable, resume_buffer, resume_ttl, upstream, mode, record_dir)
+        except (SseToolError, typer.BadParameter) as exc:
             raise ServeUsage(str(exc)) from None
         providers = tuple(p.value for p in as_ or ())
         how = mode.value if mode else (("record" if record_dir else "relay") if upstream else "replay")
@@ -173,7 +184,8 @@ def serve(
                 raise ServeUsage("--allow-remote with --upstream needs --token (or SSE_TOOL_SERVE_TOKEN): "
                                  "otherwise anyone who can reach it spends your API key")
             folder = _record_folder(record_dir) if record_dir else None
-            app, what = _relay(upstream, provider, redactor, tuple(allow_path or ()), limit, folder)
+            app, what = _relay(upstream, provider, redactor, tuple(allow_path or ()), limit, folder,
+                               resume)
             if how == "hybrid":
                 app, what = _hybrid(app, folder, providers, route or [], speed,
                                     rate or DEFAULT_RATE, limit, what)
@@ -318,7 +330,23 @@ def _hybrid(relay, folder, providers, routes, speed, rate, limit, what):
     return app, f"replaying {len(app.streams)} recordings from {folder}, else {what}"
 
 
-def _relay(upstream, provider, redactor, allow_path, limit, folder=None):
+def _resume_store(resumable, size, ttl, upstream, mode, record_dir):
+    """The buffer of ``--resumable`` (None without it); a usage error where it cannot be."""
+    from ._edge import parse_duration
+
+    if not resumable:
+        if size != "64MiB" or ttl != "5m":
+            raise ServeUsage("--resume-buffer and --resume-ttl go with --resumable")
+        return None
+    if not upstream or record_dir or mode is not None:
+        raise ServeUsage("--resumable works with the plain relay: give --upstream URL, "
+                         "without --record-dir and --mode")
+    from ..serve.resume import Store
+
+    return Store(parse_size(size), parse_duration(ttl))
+
+
+def _relay(upstream, provider, redactor, allow_path, limit, folder=None, resume=None):
     from ..serve.faults import provider_for_host
 
     parts = urlsplit(upstream)
@@ -347,9 +375,16 @@ def _relay(upstream, provider, redactor, allow_path, limit, folder=None):
         from ..serve.record import Recorder
 
         recorder = Recorder(folder, redactor)
+    resumable = None
+    if resume is not None:
+        from ..serve.resumable import Resumable
+
+        resumable = Resumable(resume, key=key, provider=name)
     relay = Relay(upstream, provider=name if name != "none" else None, key=key,
-                  paths=allow_path or None, max_request_size=limit, recorder=recorder)
+                  paths=allow_path or None, max_request_size=limit, recorder=recorder,
+                  resumable=resumable)
     what = (f"relaying {relay.paths.describe()} to {upstream}"
             + (f" with the key from {variable}" if variable else " (no key)")
-            + (f", recording into {folder}" if folder is not None else ""))
+            + (f", recording into {folder}" if folder is not None else "")
+            + (", resumable" if resume is not None else ""))
     return relay, what

@@ -18,7 +18,13 @@ recording (``assemble``), when the stream's whole time has passed. Then it perfo
 actions ``faults.shape`` gives: the head at once, each write after its wait, then the end
 of the body or a cut (the app returns without ending the body, so the server closes the
 connection and the client sees an incomplete chunked body). A client that goes away ends
-the response at once. ``/`` lists the streams.
+the response at once.
+
+A request with ``Last-Event-ID`` for an SSE stream gets the stream from just after the
+first block that set that id, as a server that resumes does (the faults count from
+there); an id the stream never set gets 400 in the provider's error shape, and a point
+past the last event of a stream that finishes gets 204 No Content, which tells an
+EventSource client to stop reconnecting. ``/`` lists the streams.
 
 ``times=N`` counts requests per test: the ``X-Sse-Tool-Test`` header names the test
 (without it, all requests share one count), and ``POST /_sse-tool/reset`` (``?test=ID``
@@ -37,8 +43,8 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from urllib.parse import parse_qsl
 
-from .asgi import (MAX_REQUEST_SIZE, ClientGone, Departure, RequestBody, TooLarge, encode_headers,
-                   json_error, respond, too_large)
+from .asgi import (MAX_REQUEST_SIZE, Departure, RequestBody, encode_headers, json_error,
+                   last_event_id, read_body, respond)
 from .assemble import assemble, can_assemble
 from .faults import End, FaultError, FaultPlan, Wait, Write, error_answer, error_body, parse_faults, shape
 from .gate import NOTE
@@ -47,7 +53,7 @@ from .quirks import QuirkError, apply_quirks
 from .routes import ENDPOINTS, Ask, ask_of, find_endpoint
 from .streams import Catalogue, Stream
 from .summary import summarize
-from ..replay import Step
+from ..replay import Step, steps_from
 
 #: what uvicorn logs when an app returns mid-body; here that is always a deliberate cut
 CUT_LOG_MESSAGE = "ASGI callable returned without completing response."
@@ -100,17 +106,8 @@ class StreamApp:
         if scope["type"] != "http":
             return
         notes: list[str] = scope.get(NOTE, [])
-        body = RequestBody(scope, receive, self._limit)
-        try:
-            if body.declared_too_large:
-                raise TooLarge()
-            data = await body.read()
-        except TooLarge:
-            notes.append("request body over the limit")
-            await respond(send, *too_large(self._limit))
-            return
-        except ClientGone:
-            notes.append("client left")
+        data = await read_body(RequestBody(scope, receive, self._limit), send, notes)
+        if data is None:
             return
         headers = {}
         for name, value in scope["headers"]:
@@ -167,7 +164,7 @@ class StreamApp:
                 await respond(send, 502, [("Content-Type", "application/json")], json_error(
                     "the recorded request got no response", "network_error"))
             else:
-                await self._play(stream, plan, send, gone, notes, found)
+                await self._play(stream, plan, send, gone, notes, found, last_event_id(scope))
         finally:
             gone.stop()
 
@@ -235,15 +232,30 @@ class StreamApp:
     # -- answers ----------------------------------------------------------------------------
 
     async def _play(self, stream: Stream, plan: FaultPlan, send, gone: Departure,
-                    notes: list[str], found: Found) -> None:
+                    notes: list[str], found: Found, last_id: str = "") -> None:
         speed = self._speed if plan.speed is None else plan.speed
         steps = stream.steps(speed, plan.rate or self._rate)
         status, headers = stream.head()
         ending, comments = stream.ending, stream.is_sse
-        if not found.stream_wanted and status < 300 and can_assemble(stream.dialect):
+        assembled = not found.stream_wanted and status < 300 and can_assemble(stream.dialect)
+        if assembled:
             status, headers, steps, ending = _assembled(stream, steps, speed)
             comments = False
-        elif plan.quirk:
+        elif last_id and comments and status < 300:
+            point = stream.ids.after.get(last_id)
+            if point is None:
+                notes.append("Last-Event-ID not in the stream")
+                await respond(send, 400, [("Content-Type", "application/json")], error_body(
+                    found.shape or "openai", 400, f"sse-tool serve: {stream.name} has no event "
+                    f"with id {last_id!r} to resume after"))
+                return
+            if not stream.ids.events_from(point) and ending == "finish":
+                notes.append(f"resumed after id {last_id}: nothing follows, 204")
+                await respond(send, 204, [], b"")
+                return
+            notes.append(f"resumed after id {last_id}")
+            steps = steps_from(steps, point)
+        if plan.quirk and not assembled:
             try:
                 quirked = apply_quirks(steps, plan.quirk, stream.dialect, stream.framing)
             except QuirkError as exc:
@@ -305,7 +317,8 @@ class StreamApp:
             lines += [f"  POST {e.shown}" for name in self._providers for e in ENDPOINTS[name]]
         lines += ["", "Faults, per request as query parameters, the X-Sse-Tool-Fault header "
                       "(or --fault for all):",
-                  "  ?cut_after_bytes=N  ?cut_after_events=N  ?stall=1  ?chunk=N",
+                  "  ?cut_after_bytes=N  ?cut_after_events=N  ?close_after_events=N",
+                  "  ?stall=1  ?chunk=N",
                   "  ?first_byte_delay=2s  ?chunk_delay=50ms  ?keepalive=1s",
                   "  ?status=429&retry_after=1&message=M  ?body=TEXT  ?provider=anthropic",
                   "  ?quirk=NAME,...  (split-utf8, comments, error-after-200, ...; see the man page)",

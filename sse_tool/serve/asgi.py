@@ -22,6 +22,12 @@ async def respond(send, status: int, headers, body: bytes) -> None:
     await send({"type": "http.response.body", "body": body, "more_body": False})
 
 
+def last_event_id(scope) -> str:
+    """The request's ``Last-Event-ID`` (UTF-8, as browsers send it), "" when there is none."""
+    raw = next((v for n, v in scope["headers"] if n.lower() == b"last-event-id"), b"")
+    return raw.decode("utf-8", "replace").strip()
+
+
 def json_error(message: str, kind: str) -> bytes:
     return json.dumps({"error": {"message": message, "type": kind}}).encode()
 
@@ -79,6 +85,21 @@ class RequestBody:
 
     async def read(self) -> bytes:
         return b"".join([chunk async for chunk in self.chunks()])
+
+
+async def read_body(body: RequestBody, send, notes: list[str]) -> bytes | None:
+    """The whole request body; None when there is none to read (answered 413 past the
+    limit, or the client went away), the reason in ``notes``."""
+    try:
+        if body.declared_too_large:
+            raise TooLarge()
+        return await body.read()
+    except TooLarge:
+        notes.append("request body over the limit")
+        await respond(send, *too_large(body.limit))
+    except ClientGone:
+        notes.append("client left")
+    return None
 
 
 def too_large(limit: int) -> tuple[int, list[tuple[str, str]], bytes]:

@@ -10,6 +10,8 @@ ends. It does no I/O and reads no clock; it does not know HTTP servers or socket
 Faults (names take ``_`` or ``-``):
   cut_after_bytes=N     send N body bytes, then cut the connection (an incomplete body)
   cut_after_events=N    send N complete events (up to their blank line), then cut
+  close_after_events=N  send N complete events, then end the body cleanly (a server
+                        closing the stream, as one that wants a reconnection does)
   stall=1               stop instead of cutting, and hold the connection open forever;
                         alone, right after the headers (no body byte ever)
   chunk=N               re-chunk the body into N-byte writes (1: byte by byte; a large N
@@ -52,6 +54,7 @@ class FaultError(SseToolError):
 class FaultPlan:
     cut_after_bytes: int | None = None
     cut_after_events: int | None = None
+    close_after_events: int | None = None
     stall: bool = False
     chunk: int | None = None
     first_byte_delay: float = 0.0
@@ -69,7 +72,8 @@ class FaultPlan:
 
     @property
     def stops(self) -> bool:
-        return self.cut_after_bytes is not None or self.cut_after_events is not None
+        return (self.cut_after_bytes is not None or self.cut_after_events is not None
+                or self.close_after_events is not None)
 
     def clean(self) -> FaultPlan:
         """The plan without its faults (what a request past ``times`` gets)."""
@@ -133,7 +137,7 @@ def parse_fault_option(text: str) -> tuple[str, str]:
 
 
 def _value(name: str, value: str):
-    if name in ("cut_after_bytes", "cut_after_events", "chunk", "times", "status"):
+    if name in ("cut_after_bytes", "cut_after_events", "close_after_events", "chunk", "times", "status"):
         number = _int(value)
         if name == "chunk" and number < 1 or name == "times" and number < 1:
             raise ValueError("must be 1 or more")
@@ -250,7 +254,7 @@ def shape(steps: Iterable[Step], plan: FaultPlan, ending: str = "finish", *,
                 yield from _silence(delay, keepalive, last)
                 yield Write(piece)
                 first, last = False, piece
-    how = ("stall" if plan.stall else "cut") if stopped else ending
+    how = ("stall" if plan.stall else "finish" if stop.clean else "cut") if stopped else ending
     if how == "stall":
         if keepalive and last.endswith(b"\n"):
             while True:
@@ -304,13 +308,19 @@ def _silence(seconds: float, keepalive: float | None, last: bytes) -> Iterator[W
 
 
 class _StopPoint:
-    """Where ``cut_after_bytes`` / ``cut_after_events`` stop the body, whichever comes first."""
+    """Where ``cut_after_bytes`` / ``cut_after_events`` / ``close_after_events`` stop the
+    body, whichever comes first; ``clean`` says that a close did (at a tie, the cut)."""
 
     def __init__(self, plan: FaultPlan) -> None:
+        events = [n for n in (plan.cut_after_events, plan.close_after_events) if n is not None]
         self._bytes_left = plan.cut_after_bytes
-        self._events_left = plan.cut_after_events
-        self._ends = EventEnds() if plan.cut_after_events else None
+        self._events_left = min(events) if events else None
+        self._ends = EventEnds() if self._events_left else None
         self._pos = 0
+        self._close = plan.close_after_events is not None and (
+            plan.cut_after_events is None or plan.close_after_events < plan.cut_after_events)
+        #: the body stopped at a clean close
+        self.clean = self._close and self._events_left == 0 and not self._bytes_left == 0
 
     def at_start(self) -> bool:
         return self._bytes_left == 0 or self._events_left == 0
@@ -327,6 +337,7 @@ class _StopPoint:
                     self._ends = None
                     if end - self._pos <= limit:
                         limit, reached = max(0, end - self._pos), True
+                        self.clean = self._close
                     break
         if self._bytes_left is not None:
             self._bytes_left -= limit

@@ -41,8 +41,9 @@ from ..mask import Masker, mask
 from ..presets import ANTHROPIC_VERSION
 from ..redact import SECRET_PARAMS, is_secret_header
 from .asgi import (MAX_REQUEST_SIZE, ClientGone, Departure, RequestBody, TooLarge, encode_headers,
-                   json_error, respond, too_large)
+                   json_error, last_event_id, read_body, respond, too_large)
 from .gate import NOTE
+from .resumable import Hasher, request_key
 from .target import AllowedPaths, PathNotAllowed, RefusedTarget, check_target
 
 # Request headers never forwarded: hop-by-hop ones, those the client computes for its own
@@ -129,11 +130,14 @@ def returned_headers(headers, key: str | None = None) -> list[tuple[str, str]]:
     return out
 
 
-async def _teed(chunks, take):
-    """The request body's chunks as they go upstream, a copy of each to the recording."""
+async def _teed(chunks, take, hasher=None):
+    """The request body's chunks as they go upstream, a copy of each to the recording (and
+    to the digest a resumable stream is known by)."""
     async for chunk in chunks:
         if take is not None:
             take.request_chunk(chunk)
+        if hasher is not None:
+            hasher.update(chunk)
         yield chunk
 
 
@@ -144,10 +148,12 @@ def _masked(text: str, key: str) -> str:
 class Relay:
     def __init__(self, upstream: str, *, provider: str | None = None, key: str | None = None,
                  paths: tuple[str, ...] | None = None,
-                 max_request_size: int = MAX_REQUEST_SIZE, recorder=None) -> None:
+                 max_request_size: int = MAX_REQUEST_SIZE, recorder=None, resumable=None) -> None:
         self.upstream = httpx.URL(upstream)
         #: a ``record.Recorder``: each exchange is written as a recording
         self.recorder = recorder
+        #: a ``resumable.Resumable``: event streams are buffered, and resumed from there
+        self.resumable = resumable
         self._base_path = self.upstream.raw_path.split(b"?")[0].rstrip(b"/")
         self._provider = provider
         self._key = key
@@ -198,17 +204,24 @@ class Relay:
             self._client = httpx.AsyncClient(timeout=httpx.Timeout(None, connect=30.0))
         has_body = body.length is not None or any(
             n.lower() == b"transfer-encoding" for n, _ in scope["headers"])
-        headers = forwarded_headers(scope["headers"], self._provider, self._key, body.length,
-                                    plain=self.recorder is not None)
-        take = self.recorder.take(scope["method"], str(url), headers) if self.recorder else None
-        request = self._client.build_request(
-            scope["method"], url, headers=headers,
-            content=_teed(body.chunks(), take) if has_body else None,
-        )
-        if not has_body:
+        last_id = last_event_id(scope) if self.resumable is not None else ""
+        take = hasher = None
+        if last_id:  # answered from the buffer: nothing goes upstream
+            work = self._resume(scope["method"], url, body, last_id, send, notes)
+        else:
+            headers = forwarded_headers(scope["headers"], self._provider, self._key, body.length,
+                                        plain=self.recorder is not None or self.resumable is not None)
+            take = self.recorder.take(scope["method"], str(url), headers) if self.recorder else None
+            hasher = Hasher() if self.resumable is not None else None
+            request = self._client.build_request(
+                scope["method"], url, headers=headers,
+                content=_teed(body.chunks(), take, hasher) if has_body else None,
+            )
+            work = self._pump(request, send, notes, take, hasher)
+        if not has_body and not last_id:
             body.done.set()
         gone = Departure(receive, after=body.done)
-        pump = asyncio.ensure_future(self._pump(request, send, notes, take))
+        pump = asyncio.ensure_future(work)
         left = asyncio.ensure_future(gone.within(None))
         try:
             await asyncio.wait({pump, left}, return_when=asyncio.FIRST_COMPLETED)
@@ -222,7 +235,18 @@ class Relay:
             if take is not None:
                 take.discard()  # what did not end (the client left) is not kept
 
-    async def _pump(self, request: httpx.Request, send, notes: list[str], take=None) -> None:
+    async def _resume(self, method: str, url: httpx.URL, body: RequestBody, last_id: str, send,
+                      notes: list[str]) -> None:
+        data = await read_body(body, send, notes)
+        if data is None:
+            return
+        digest = Hasher()
+        digest.update(data)
+        key = request_key(method, str(url), digest.digest())
+        await self.resumable.resume(last_id, key, send, notes)
+
+    async def _pump(self, request: httpx.Request, send, notes: list[str], take=None,
+                    hasher=None) -> None:
         try:
             response = await self._client.send(request, stream=True)
         except TooLarge:
@@ -241,6 +265,12 @@ class Relay:
             notes.append(f"upstream failed: {type(exc).__name__}: {exc}")
             await respond(send, 502, [("Content-Type", "application/json")],
                           json_error(f"cannot reach the upstream: {type(exc).__name__}", "relay_error"))
+            return
+        if hasher is not None and self.resumable.fits(response):  # the stream outlives this client
+            headers = [(n, v) for n, v in returned_headers(response.headers.multi_items(), self._key)
+                       if n.lower() != "content-encoding"]
+            key = request_key(request.method, str(request.url), hasher.digest())
+            await self.resumable.start(response, key, headers, send, notes)
             return
         try:
             if take is not None:

@@ -25,6 +25,7 @@ from ..framing import sniff
 from ..recording import Recording, load_recording
 from ..redact import MASK, is_masked, is_secret_header
 from ..replay import Step, is_recording, parse_rate, rate_steps, recording_steps
+from ..sse import SseEvent, SseParser
 from . import ServeUsage
 from .faults import provider_for_host
 from .match import parse_body
@@ -151,6 +152,11 @@ class Stream:
         end = self.recording.end
         return _ENDINGS.get(end.outcome, "cut") if end else "cut"
 
+    @cached_property
+    def ids(self) -> EventIds:
+        """Where a client that last saw each event id resumes (nothing for other framings)."""
+        return EventIds.of(self.body if self.is_sse else b"")
+
     def header(self, name: str) -> str:
         rec = self.recording
         found = [v for n, v in (rec.response.headers if rec and rec.response else [])
@@ -182,6 +188,33 @@ class Stream:
         outcome = rec.end.outcome if rec.end else "no end"
         span = rec.chunks[-1].time if rec.chunks else 0.0
         return f"recording, {status}, {outcome}, {len(rec.chunks)} chunks over {span:.2f}s"
+
+
+@dataclass(frozen=True)
+class EventIds:
+    """The ids a stream's events carry: for each, the offset just past the first block that
+    set it, where a client that last saw it (``Last-Event-ID``) resumes."""
+
+    after: dict[str, int]
+    #: each event's offset, in order
+    events: list[int]
+
+    @classmethod
+    def of(cls, body: bytes) -> EventIds:
+        parser, events = SseParser(track_ids=True), []
+        try:
+            events = parser.feed(body)
+            parser.close()
+        except BadInput:  # an event past the size limit: the ids before it still count
+            pass
+        after: dict[str, int] = {}
+        for change in parser.ids:
+            after.setdefault(change.id, change.after)
+        return cls(after, [e.offset for e in events if type(e) is SseEvent])
+
+    def events_from(self, offset: int) -> bool:
+        """Whether an event starts at or after ``offset``."""
+        return bool(self.events) and self.events[-1] >= offset
 
 
 @dataclass
