@@ -377,6 +377,15 @@ class Transcript:
             parts[-1] = "".join(recent)
             parts.append([])
 
+    def extend(self, channel: Channel, texts) -> None:
+        """``add`` each of ``texts`` (one read's deltas of ``channel``)."""
+        parts = self.pieces[channel]
+        recent = parts[-1]
+        recent += texts
+        if len(recent) >= self._BLOCK:
+            parts[-1] = "".join(recent)
+            parts.append([])
+
     def part(self, part: Part) -> None:
         """A new part starts: a blank line after the text so far (none before any text)."""
         if self.text(part.channel):  # (which leaves the text as one piece, in a list)

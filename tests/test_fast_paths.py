@@ -12,12 +12,15 @@ records, or the same bad input at the same offset.
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sse_tool.decode import decode_field
 from sse_tool.errors import BadInput
 from sse_tool.framing import AutoFramer, make_framer, sniff
-from sse_tool.model import to_record
+from sse_tool.model import Channel, Delta, Transcript, to_record
 from sse_tool.pipeline import RecordReader
+from sse_tool.render.draft import Draft
 from sse_tool.sse import SseEvent
 from sse_tool.wire import dumps, event_record
 
@@ -223,3 +226,50 @@ def test_the_raw_ndjson_framer_hands_out_the_bytes_that_arrived():
     data = b'{"a":1}\n' * 100 + b'{"b":"\xc3\xa9"}\n'
     events = make_framer("ndjson", raw=True).feed(data)
     assert len(events) == 101 and events[-1].data == b'{"b":"\xc3\xa9"}'
+
+
+DELTAS = st.lists(st.tuples(st.sampled_from(list(Channel)), st.sampled_from(["", "a", "é ", "\n", "xyz"])),
+                  max_size=600)
+
+
+@given(DELTAS, st.integers(1, 5))
+def test_a_reads_run_of_deltas_is_stored_as_one_by_one(deltas, reads):
+    """``Draft.add_deltas`` (render's painter, a read at a time) against ``Draft.add``."""
+    one, many = Draft(), Draft()
+    step = max(1, len(deltas) // reads)
+    for i in range(0, len(deltas), step):
+        run = [Delta(c, t) for c, t in deltas[i:i + step]]
+        one.batch = many.batch = i
+        changed = [one.add(d, float(i)) for d in run]
+        assert many.add_deltas(run, float(i)) == any(changed)
+    assert vars(one).keys() == vars(many).keys()
+    for name in ("reasoning_started", "reasoning_last", "answer_started", "last_content", "_batches"):
+        assert getattr(one, name) == getattr(many, name)
+    assert (one.answer, one.reasoning, one.refusal) == (many.answer, many.reasoning, many.refusal)
+
+
+@given(DELTAS, st.lists(st.integers(0, 2000), max_size=20))
+def test_the_text_from_a_position_is_the_texts_tail(deltas, looks):
+    """``Transcript.text_from`` (render into a pipe) against ``text``, read at any moments."""
+    kept, joined = Transcript(), Transcript()
+    for i, (channel, text) in enumerate(deltas):
+        kept.add(Delta(channel, text))
+        joined.add(Delta(channel, text))
+        if looks and i % (len(looks) + 1) == 0:
+            start = looks[i % len(looks)]
+            assert kept.text_from(channel, start) == joined.text(channel)[start:]
+    for channel in Channel:
+        assert kept.text_from(channel, 0) == joined.text(channel) == kept.text(channel)
+
+
+def test_the_text_read_after_every_delta_stays_the_text():
+    """A look after every delta (render --interval 0): blocks of blocks, the same text."""
+    transcript, text = Transcript(), ""
+    for i in range(3000):
+        piece = f"{i} é"
+        transcript.add(Delta(Channel.ANSWER, piece))
+        assert transcript.text_from(Channel.ANSWER, len(text)) == piece
+        text += piece
+    assert len(transcript.pieces[Channel.ANSWER]) <= Transcript._BLOCK + 1
+    assert transcript.text_from(Channel.ANSWER, 5) == text[5:]
+    assert transcript.text(Channel.ANSWER) == text

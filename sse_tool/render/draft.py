@@ -8,9 +8,12 @@ It knows no clock (times are passed in), no terminal and no file.
 
 from __future__ import annotations
 
+from operator import attrgetter
+
 from ..model import Channel, Delta, End, Meta, Part, Record, ToolCall, Transcript, Usage
 
 _REASONING = Channel.REASONING
+_CHANNEL, _TEXT = attrgetter("channel"), attrgetter("text")
 
 
 class Draft:
@@ -74,15 +77,23 @@ class Draft:
     def add_deltas(self, deltas: list[Delta], now: float) -> bool:
         """Store a run of deltas that arrived together (at ``now``, in the same read), as
         ``add`` one after another would; True when any had text."""
-        add = self.transcript.add
-        reasoning = other = False
-        for delta in deltas:
-            if delta.text:
-                add(delta)
-                if delta.channel is _REASONING:
-                    reasoning = True
-                else:
-                    other = True
+        channels = set(map(_CHANNEL, deltas))
+        if len(channels) == 1:  # nearly every read: one channel's deltas
+            channel = channels.pop()
+            texts = list(filter(None, map(_TEXT, deltas)))
+            self.transcript.extend(channel, texts)
+            reasoning = bool(texts) and channel is _REASONING
+            other = bool(texts) and channel is not _REASONING
+        else:
+            add = self.transcript.add
+            reasoning = other = False
+            for delta in deltas:
+                if delta.text:
+                    add(delta)
+                    if delta.channel is _REASONING:
+                        reasoning = True
+                    else:
+                        other = True
         if reasoning:
             if self.reasoning_started is None:
                 self.reasoning_started = now
