@@ -273,3 +273,19 @@ def test_the_text_read_after_every_delta_stays_the_text():
     assert len(transcript.pieces[Channel.ANSWER]) <= Transcript._BLOCK + 1
     assert transcript.text_from(Channel.ANSWER, 5) == text[5:]
     assert transcript.text(Channel.ANSWER) == text
+
+
+@given(st.lists(st.text(alphabet=st.sampled_from('a"\\, é\n\t\x00\u2028{}[]'), max_size=8), min_size=1, max_size=30),
+       st.sampled_from(list(Channel)))
+def test_a_reads_deltas_are_written_as_each_record_alone(texts, channel):
+    """normalize writes one channel's deltas with one dumps and one replace: the same bytes
+    as each record's own line."""
+    from sse_tool.cli.normalize import _Writer
+
+    sent = []
+    out = type("Out", (), {"send": lambda self, data: sent.append(data)})()
+    writer = _Writer(out, aggregate=False, strict=False)
+    records = [Delta(channel, t) for t in texts]
+    writer.send(records)
+    assert sent == [b"".join(dumps(to_record(r)) for r in records)]
+    assert writer.refused is (channel is Channel.REFUSAL)
