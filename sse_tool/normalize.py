@@ -152,6 +152,13 @@ class Normalizer:
             return getattr(self._adapter, "quick", None)
         return None
 
+    def fast_lines(self):
+        """With ``fast_path`` open, the adapter's ``quick_lines`` if it has one: (a regex
+        matching a whole data line of the common delta event exactly as the provider sends
+        it, capturing a key and the text's JSON string literal; the channel of each key),
+        for a reader of many such lines at once (``pipeline._delta_lines``)."""
+        return getattr(self._adapter, "quick_lines", None) if self.fast_path() is not None else None
+
     def close(self, frame_end: FrameEnd | None = None) -> list[Record]:
         if self._broken is not None:
             broken, self._broken = self._broken, None

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from itertools import repeat
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 
 import orjson
 from orjson import JSONDecodeError, loads
@@ -40,7 +40,7 @@ from .normalize import Normalizer, failed_end
 from .sse import DEFAULT_MAX_EVENT_SIZE, FrameEnd, SseComment
 from .think import ThinkTags
 from .toolcalls import ToolCallCheck
-from .wire import load_event
+from .wire import JSON_STRING, load_event
 
 #: the end record's ``detail`` for a complete stream whose <think> block never closed
 UNCLOSED_THINK = "the reasoning block (<think>) was never closed: the reasoning was cut short"
@@ -231,26 +231,8 @@ class RecordReader:
 
     def _deltas(self, items: list, out: list[Record]) -> bool:
         """If every item is a delta record exactly as ``normalize`` writes it, append their
-        records and return True (else do nothing): the lines are checked by one regex
-        call, and their texts decoded by one ``loads`` of them all as a JSON array.
-
-        ``_DELTA_LINES`` matches a whole line that is one object of three string members
-        (its text one complete JSON string literal): joined by commas, such literals are
-        an array of exactly those strings, so one parse decodes each as its own would.
-        """
-        if SseComment in set(map(type, items)) or self._ended:
-            return False
-        lines = list(map(_DATA, items))
-        found = _DELTA_LINES.findall(b"\n".join(lines))
-        if len(found) != len(lines):
-            return False
-        channels, texts = zip(*found)
-        try:
-            texts = loads(b"[" + b",".join(texts) + b"]")
-        except JSONDecodeError:  # an escape JSON does not have, invalid UTF-8: line by line
-            return False
-        out += map(_new, repeat(Delta), zip(map(_CHANNEL_OF.__getitem__, channels), texts))
-        return True
+        records and return True (else do nothing; see ``_delta_lines``)."""
+        return not self._ended and _delta_lines(items, out)
 
     def _convert(self, items: list, out: list[Record]) -> None:
         """Events (or frame's records of them) normalized.
@@ -263,28 +245,36 @@ class RecordReader:
         normalizer = self.normalizer
         lines = self.source == "events"
         quick = normalizer.fast_path() if self.fast else None
+        # the records of the adapter's common delta event, read for a whole batch of events
+        # at once where the adapter knows its exact lines (a Delta for each such event)
+        ready = None
+        if quick is not None and not lines and len(items) > 1:
+            shape = normalizer.fast_lines()
+            if shape is not None:
+                ready = _quick_records(items, *shape)
         think = self._think
         # frame's records hold the data as a JSON string; the raw framers give bytes (the
         # JSON array and AWS framers give text, which the fast path leaves to feed)
         brace = "{" if lines else b"{"
-        for item in items:
+        for item, record in zip(items, ready) if ready is not None else zip(items, repeat(None)):
             if quick is not None and type(item) is not SseComment:
-                if lines:
-                    event, data = _plain_event(item.data)
-                else:
-                    event, data = item.event, item.data
-                if data[:1] == brace:
-                    try:
-                        record = quick(event, loads(data))
-                    except JSONDecodeError:
-                        record = None  # feed says why
-                    if record is not None:
-                        if think is not None and record[0] is _ANSWER:
-                            out += self._after([record])
-                            think = self._think
-                        else:
-                            out.append(record)
-                        continue
+                if record is None:
+                    if lines:
+                        event, data = _plain_event(item.data)
+                    else:
+                        event, data = item.event, item.data
+                    if data[:1] == brace:
+                        try:
+                            record = quick(event, loads(data))
+                        except JSONDecodeError:
+                            pass  # feed says why
+                if record is not None:
+                    if think is not None and record[0] is _ANSWER:
+                        out += self._after([record])
+                        think = self._think
+                    else:
+                        out.append(record)
+                    continue
             if lines and type(item) is not SseComment:
                 item = self._load_line(item, lambda rec, at=item.offset: load_event(rec, at))
             records = normalizer.feed(item)
@@ -350,13 +340,68 @@ _ANSWER = Channel.ANSWER
 _CHANNELS = {channel.value: channel for channel in Channel}
 _CHANNEL_OF = {channel.value.encode(): channel for channel in Channel}
 _DATA = attrgetter("data")
-#: a JSON string literal, with no raw line end (JSON has none inside a string)
-_STRING = rb'"[^"\\\n]*(?:\\.[^"\\\n]*)*"'
+_KEY, _LITERAL = itemgetter(0), itemgetter(1)
+_EITHER: dict = {}  # an adapter's quick_lines -> that or any line (see _quick_records)
 #: a delta record as ``normalize`` writes it, the whole line (a text: its literal)
 _DELTA_LINES = re.compile(rb'^\{"type":"delta","channel":"(' + b"|".join(_CHANNEL_OF) + rb')","text":('
-                          + _STRING + rb')\}$', re.M)
+                          + JSON_STRING + rb')\}$', re.M)
 _NOT_PLAIN = ("", "")  # (event, data) of a line that is not a plain event record
 _new = tuple.__new__  # builds a Delta without the keyword handling of its constructor
+
+
+def _delta_lines(items: list, out: list[Record]) -> bool:
+    """If each item's data is a delta record exactly as ``normalize`` writes it, append
+    their records and return True; else do nothing and return False."""
+    found = _found(items, _DELTA_LINES)
+    if found is None or not all(map(_KEY, found)):
+        return False
+    texts = _texts(found)
+    if texts is None:
+        return False
+    out += map(_new, repeat(Delta), zip(map(_CHANNEL_OF.__getitem__, map(_KEY, found)), texts))
+    return True
+
+
+def _quick_records(items: list, pattern, channels: dict) -> list | None:
+    """For each item, the ``Delta`` the adapter's ``quick`` gives it if its data is a line
+    ``pattern`` matches whole (the adapter's ``quick_lines``), else None; None if the
+    batch cannot be read so (a comment among the items, a bad escape in a text: then
+    each item is read alone)."""
+    either = _EITHER.get(pattern)
+    if either is None:  # the pattern, or any other line (which captures nothing)
+        either = _EITHER[pattern] = re.compile(b"^(?:" + pattern.pattern + b"|.*)$", re.M)
+    found = _found(items, either)
+    if found is None:
+        return None
+    texts = _texts(found)
+    if texts is None:
+        return None
+    kinds = map({**channels, b"": None}.__getitem__, map(_KEY, found))
+    return [None if kind is None or not text else _new(Delta, (kind, text)) for kind, text in zip(kinds, texts)]
+
+
+def _found(items: list, pattern) -> list | None:
+    """``pattern.findall`` over the items' data lines (bytes), one match per line; None if
+    an item is a comment or holds text, or the matches are not one per line.
+
+    The patterns here match a whole line holding one complete JSON string literal (group
+    2) and no array or object it could be cut inside, so the literals of many lines, joined
+    by commas, are an array of exactly those strings: one ``loads`` of it (``_texts``)
+    decodes each as its own would.
+    """
+    if SseComment in set(map(type, items)) or type(items[0].data) is not bytes:
+        return None
+    found = pattern.findall(b"\n".join(map(_DATA, items)))
+    return found if len(found) == len(items) else None
+
+
+def _texts(found: list) -> list | None:
+    """The strings of the literals ``found`` (an empty one where a line did not match);
+    None if one is not a valid JSON string (a bad escape, invalid UTF-8)."""
+    try:
+        return loads(b"[" + b",".join([lit or b'""' for lit in map(_LITERAL, found)]) + b"]")
+    except JSONDecodeError:
+        return None
 
 
 def _plain_event(line: bytes) -> tuple[str, str]:

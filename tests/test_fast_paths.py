@@ -111,6 +111,16 @@ ANTHROPIC_HEAD = (b'data: {"type":"message_start","message":{"model":"m"}}\n\n'
     b'event: content_block_delta\ndata: {"index":0,"delta":{"type":"text_delta","text":"x"}}\n\n',
     b'data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"x"}\n\n',
     b'data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"<think>a</think>b"}}\n\n',
+    # lines of Anthropic's exact shape, which a batch reads with one regex and one loads
+    b'data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"\\u00e9\\n\\"\\\\"}}\n\n',
+    b'data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"a\\x"}}\n\n',
+    b'data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"a\tb"}}\n\n',
+    b'data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"\xff"}}\n\n',
+    b'data: {"type":"content_block_delta","index":01,"delta":{"type":"text_delta","text":"x"}}\n\n',
+    b'data: {"type":"content_block_delta","index":7,"delta":{"type":"thinking_delta","thinking":"x"}}\n\n',
+    b'data: {"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","text":"x"}}\n\n',
+    b'data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"\\ud800"}}\n\n',
+    b'data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"a"}}\ndata: x\n\n',
 ])
 def test_odd_anthropic_deltas_read_the_same_fast_and_slow(event):
     data = ANTHROPIC_HEAD + event * 2 + b'data: {"type":"message_stop"}\n\n'

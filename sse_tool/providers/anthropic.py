@@ -21,10 +21,13 @@ text) to ``feed``, which gives the same record (the tests compare both on every 
 
 from __future__ import annotations
 
+import re
+
 import orjson
 
 from ..model import Channel, Citation, Delta, Meta, Record, Redacted, Signature, ToolCall, ToolResult, Usage
 from ..typed import field
+from ..wire import JSON_STRING
 from .errors import error_info
 
 #: payload types that only an Anthropic stream sends (``error`` and ``ping`` are not
@@ -49,6 +52,13 @@ def _kind(event: str, payload) -> str:
 
 class Anthropic:
     name = "anthropic"
+    #: the data line of a text or thinking delta as Anthropic sends it, whole: what
+    #: ``quick`` reads as a Delta of that text (non-empty), in the same channel
+    quick_lines = (
+        re.compile(rb'^\{"type":"content_block_delta","index":(?:0|[1-9][0-9]{0,8}),"delta":\{"type":"'
+                   rb'(text|thinking)_delta","\1":(' + JSON_STRING + rb')\}\}$', re.M),
+        {b"text": Channel.ANSWER, b"thinking": Channel.REASONING},
+    )
 
     @staticmethod
     def recognise(event: str, payload) -> bool:
