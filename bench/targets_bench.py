@@ -160,11 +160,11 @@ def instruction_rows(trees, corpora: dict, size: int, tmp: Path) -> None:
                                  ("frame", "frame", path)):
             part = slice_of(src, size, tmp)
             counts = [rounds.work_instructions(t, task, str(part)) for t in trees]
-            print(f"  {name}: {label:<36} {counts[0] / 1e6:9.1f} {counts[1] / 1e6:9.1f}   "
+            print(f"  {name + ':':<10} {label:<33} {counts[0] / 1e6:9.1f} {counts[1] / 1e6:9.1f}   "
                   f"{counts[0] / counts[1]:.2f}x")
     for stage in STAGES:
         counts = [rounds.instructions([*t.command(), stage], env=t.env(), cwd=t.root) for t in trees]
-        print(f"  sse-tool {stage} < /dev/null{'':<22} {counts[0] / 1e6:9.1f} {counts[1] / 1e6:9.1f}   "
+        print(f"  {'sse-tool ' + stage + ' < /dev/null':<44} {counts[0] / 1e6:9.1f} {counts[1] / 1e6:9.1f}   "
               f"{counts[0] / counts[1]:.2f}x")
 
 
