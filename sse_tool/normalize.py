@@ -158,7 +158,9 @@ class Normalizer:
         """With ``fast_path`` open, the adapter's ``quick_lines`` if it has one: (a regex
         matching a whole data line of the common delta event exactly as the provider sends
         it, capturing a key and the text's JSON string literal; the channel of each key),
-        for a reader of many such lines at once (``pipeline._delta_lines``)."""
+        for a reader of many such lines at once (``pipeline._quick_records``). Only an
+        adapter whose ``quick`` keeps no state may have one: the batch is read before
+        the events of it that go to ``feed``."""
         return getattr(self._adapter, "quick_lines", None) if self.fast_path() is not None else None
 
     def close(self, frame_end: FrameEnd | None = None) -> list[Record]:
