@@ -155,8 +155,8 @@ class Normalizer:
         return None
 
     def fast_lines(self):
-        """With ``fast_path`` open, the adapter's ``quick_lines`` if it has one: (a regex
-        matching a whole data line of the common delta event exactly as the provider sends
+        """With ``fast_path`` open, the adapter's ``quick_lines`` if it has one: (a regex,
+        as bytes, matching a whole data line of the common delta event exactly as the provider sends
         it, capturing a key and the text's JSON string literal; the channel of each key),
         for a reader of many such lines at once (``pipeline._quick_records``). Only an
         adapter whose ``quick`` keeps no state may have one: the batch is read before

@@ -341,10 +341,20 @@ _CHANNELS = {channel.value: channel for channel in Channel}
 _CHANNEL_OF = {channel.value.encode(): channel for channel in Channel}
 _DATA = attrgetter("data")
 _KEY, _LITERAL = itemgetter(0), itemgetter(1)
-_EITHER: dict = {}  # an adapter's quick_lines -> that or any line (see _quick_records)
 #: a delta record as ``normalize`` writes it, the whole line (a text: its literal)
-_DELTA_LINES = re.compile(rb'^\{"type":"delta","channel":"(' + b"|".join(_CHANNEL_OF) + rb')","text":('
-                          + JSON_STRING + rb')\}$', re.M)
+_DELTA_LINES = (rb'\{"type":"delta","channel":"(' + b"|".join(_CHANNEL_OF) + rb')","text":('
+                + JSON_STRING + rb')\}')
+_COMPILED: dict = {}  # regexes compiled when first used: start-up does not pay for them
+
+
+def _lines_regex(pattern: bytes, others: bool = False):
+    """``pattern`` over whole lines (with ``others``: or any other line, which captures
+    nothing), compiled once."""
+    key = (pattern, others)
+    regex = _COMPILED.get(key)
+    if regex is None:
+        regex = _COMPILED[key] = re.compile(b"^(?:" + pattern + (b"|.*)$" if others else b")$"), re.M)
+    return regex
 _NOT_PLAIN = ("", "")  # (event, data) of a line that is not a plain event record
 _new = tuple.__new__  # builds a Delta without the keyword handling of its constructor
 
@@ -352,7 +362,7 @@ _new = tuple.__new__  # builds a Delta without the keyword handling of its const
 def _delta_lines(items: list, out: list[Record]) -> bool:
     """If each item's data is a delta record exactly as ``normalize`` writes it, append
     their records and return True; else do nothing and return False."""
-    found = _found(items, _DELTA_LINES)
+    found = _found(items, _lines_regex(_DELTA_LINES))
     if found is None or not all(map(_KEY, found)):
         return False
     texts = _texts(found)
@@ -364,13 +374,10 @@ def _delta_lines(items: list, out: list[Record]) -> bool:
 
 def _quick_records(items: list, pattern, channels: dict) -> list | None:
     """For each item, the ``Delta`` the adapter's ``quick`` gives it if its data is a line
-    ``pattern`` matches whole (the adapter's ``quick_lines``), else None; None if the
+    ``pattern`` (a regex, as bytes) matches whole (the adapter's ``quick_lines``), else None; None if the
     batch cannot be read so (a comment among the items, a bad escape in a text: then
     each item is read alone)."""
-    either = _EITHER.get(pattern)
-    if either is None:  # the pattern, or any other line (which captures nothing)
-        either = _EITHER[pattern] = re.compile(b"^(?:" + pattern.pattern + b"|.*)$", re.M)
-    found = _found(items, either)
+    found = _found(items, _lines_regex(pattern, others=True))
     if found is None:
         return None
     texts = _texts(found)

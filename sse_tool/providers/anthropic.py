@@ -21,8 +21,6 @@ text) to ``feed``, which gives the same record (the tests compare both on every 
 
 from __future__ import annotations
 
-import re
-
 import orjson
 
 from ..model import Channel, Citation, Delta, Meta, Record, Redacted, Signature, ToolCall, ToolResult, Usage
@@ -54,9 +52,10 @@ class Anthropic:
     name = "anthropic"
     #: the data line of a text or thinking delta as Anthropic sends it, whole: what
     #: ``quick`` reads as a Delta of that text (non-empty), in the same channel
+    #: (a regex, as bytes, compiled when first used)
     quick_lines = (
-        re.compile(rb'^\{"type":"content_block_delta","index":(?:0|[1-9][0-9]{0,8}),"delta":\{"type":"'
-                   rb'(text|thinking)_delta","\1":(' + JSON_STRING + rb')\}\}$', re.M),
+        rb'\{"type":"content_block_delta","index":(?:0|[1-9][0-9]{0,8}),"delta":\{"type":"'
+        rb'(text|thinking)_delta","\1":(' + JSON_STRING + rb')\}\}',
         {b"text": Channel.ANSWER, b"thinking": Channel.REASONING},
     )
 
