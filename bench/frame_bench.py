@@ -19,12 +19,15 @@ and manylines (one event of many data lines) are generated in memory at two size
 the time per byte should not grow with size. Start-up: median wall time of
 ``sse-tool frame < /dev/null`` beside ``python -c "import typer, orjson"``.
 
-Each throughput figure is the best of ``--repeat`` runs. Generate the corpus first (it stays
-out of git; make_corpus.py generates it):
+Contenders run in interleaved rounds (``rounds.py``: each round runs every one once, in a
+shuffled order), ratios are taken within a round, and each figure is the median of the
+rounds with its spread; their outputs (each event's name and data) are compared first, so
+a fast wrong answer fails the bench. Generate the corpus first (it stays out of git;
+make_corpus.py generates it):
 
     python3 bench/make_corpus.py --out /tmp/sse-corpus
-    .venv/bin/python bench/frame_bench.py --corpus /tmp/sse-corpus        # about 3 minutes
-    .venv/bin/python bench/frame_bench.py --quick                         # under a minute
+    .venv/bin/python bench/frame_bench.py --corpus /tmp/sse-corpus        # about 5 minutes
+    .venv/bin/python bench/frame_bench.py --quick                         # 5 rounds, 1 MB slices
 
 Needs the ``bench`` extra (``pip install -e '.[bench]'``).
 """
@@ -34,9 +37,8 @@ from __future__ import annotations
 import argparse
 import codecs
 import gc
+import hashlib
 import os
-import shutil
-import statistics
 import subprocess
 import sys
 import time
@@ -44,7 +46,9 @@ import tracemalloc
 from pathlib import Path
 
 import make_corpus
+import rounds
 from installed import sse_tool_command
+from rounds import Sample, figure, ratio, run_process
 from httpx_sse import EventSource
 from openai._streaming import SSEDecoder as OpenAIDecoder
 
@@ -53,15 +57,21 @@ from sse_tool.sse import SseParser
 SIZES = (16, 4096, 65536)
 
 
-# -- the contenders: each takes a list of chunks and returns the number of events -------
+# -- the contenders: each takes a list of chunks and returns the number of events; given
+# -- ``out``, it also passes each event's name and data to it (an untimed run: the outputs
+# -- are compared, so a fast wrong answer fails the bench) ------------------------------
 
 
-def ours(chunks: list[bytes]) -> int:
+def ours(chunks: list[bytes], out=None) -> int:
     parser = SseParser()
     feed = parser.feed
     n = 0
     for chunk in chunks:
-        n += len(feed(chunk))
+        events = feed(chunk)
+        n += len(events)
+        if out is not None:
+            for e in events:
+                out(e.event, e.data)
     parser.close()
     return n
 
@@ -87,19 +97,27 @@ class _TextResponse:
             yield text
 
 
-def httpx_sse(chunks: list[bytes]) -> int:
+def httpx_sse(chunks: list[bytes], out=None) -> int:
     """httpx-sse's public path: ``EventSource(response).iter_sse()``, its code unchanged."""
     n = 0
-    for _ in EventSource(_TextResponse(chunks)).iter_sse():
+    for event in EventSource(_TextResponse(chunks)).iter_sse():
         n += 1
+        if out is not None:
+            out(event.event, event.data)
     return n
 
 
-def openai_sdk(chunks: list[bytes]) -> int:
-    return sum(1 for _ in OpenAIDecoder().iter_bytes(iter(chunks)))
+def openai_sdk(chunks: list[bytes], out=None) -> int:
+    n = 0
+    for event in OpenAIDecoder().iter_bytes(iter(chunks)):
+        n += 1
+        if out is not None:
+            out(event.event or "message", event.data)
+    return n
 
 
-def floor(chunks: list[bytes]) -> int:
+def floor(chunks: list[bytes], out=None) -> int:
+    """Counts blocks, reads nothing: no output to compare (only its count is shown)."""
     pieces: list[bytes] = []
     n = 0
     last = b""
@@ -115,25 +133,35 @@ def floor(chunks: list[bytes]) -> int:
     return n
 
 
+def output_of(fn, chunks: list[bytes]) -> str:
+    """A digest of the events ``fn`` reads from ``chunks`` (name and data of each)."""
+    sha = hashlib.sha256()
+    fn(chunks, lambda event, data: sha.update(f"{event}\0{data}\0".encode("utf-8", "surrogatepass")))
+    return sha.hexdigest()[:16]
+
+
 CONTENDERS = {"sse-tool": ours, "httpx-sse": httpx_sse, "openai": openai_sdk, "floor": floor}
 
 
 # -- measuring ------------------------------------------------------------------------
 
 
+def timed(fn, chunks) -> Sample:
+    """One run, with the cyclic GC paused as timeit does: its CPU and wall time, and count."""
+    gc.collect()
+    gc.disable()
+    try:
+        cpu, wall = time.process_time(), time.perf_counter()
+        events = fn(chunks)
+        return Sample(time.process_time() - cpu, time.perf_counter() - wall, "", events)
+    finally:
+        gc.enable()
+
+
 def best_time(fn, chunks, repeat: int) -> tuple[float, int]:
-    """Best wall time of ``repeat`` runs, with the cyclic GC paused as timeit does."""
-    best, events = float("inf"), 0
-    for _ in range(repeat):
-        gc.collect()
-        gc.disable()
-        try:
-            start = time.perf_counter()
-            events = fn(chunks)
-            best = min(best, time.perf_counter() - start)
-        finally:
-            gc.enable()
-    return best, events
+    """Best wall time of ``repeat`` runs (the linearity rows: one contender, no ratio)."""
+    samples = [timed(fn, chunks) for _ in range(repeat)]
+    return min(s.wall for s in samples), samples[-1].count
 
 
 def peak_memory(fn, chunks) -> int:
@@ -159,56 +187,47 @@ def table_row(cells, widths) -> str:
     return "  ".join(str(c).rjust(w) if i else str(c).ljust(w) for i, (c, w) in enumerate(zip(cells, widths)))
 
 
-def measure_corpus(name: str, data: bytes, repeat: int, sizes=SIZES) -> None:
-    print(f"\n{name}: {len(data) / 1e6:.1f} MB")
-    widths = (10, 7, 9, 11, 9, 9, 9)
+def measure_corpus(name: str, data: bytes, n: int, sizes=SIZES) -> None:
+    """Every contender once per round, in a shuffled order; ratios within a round, their
+    median and spread (CPU time); the outputs compared first."""
+    print(f"\n{name}: {len(data) / 1e6:.1f} MB; {n} interleaved rounds; ratios: median [lowest-highest]")
+    widths = (10, 7, 9, 11, 9, 18, 18)
     print(table_row(("parser", "chunk", "MB/s", "events/s", "peak MB", "x httpx", "x floor"), widths))
     for size in sizes:
         chunks = split(data, size)
-        results = {}
-        for label, fn in CONTENDERS.items():
-            results[label] = best_time(fn, chunks, repeat)
-        counts = {label: events for label, (_, events) in results.items() if label != "floor"}
-        if len(set(counts.values())) != 1:
-            print(f"  event counts differ at chunk {size}: {counts}")
-        for label, (seconds, events) in results.items():
+        outputs = {label: output_of(fn, chunks) for label, fn in CONTENDERS.items() if label != "floor"}
+        if len(set(outputs.values())) != 1:
+            raise SystemExit(f"outputs differ at chunk {size}: {outputs}")
+        results = rounds.rounds({label: (lambda fn=fn: timed(fn, chunks)) for label, fn in CONTENDERS.items()},
+                                n, agree=[])
+        for label, samples in results.items():
+            seconds = figure(results, label).median
             peak = peak_memory(CONTENDERS[label], chunks)
             print(table_row((
-                label, size, f"{len(data) / seconds / 1e6:.1f}", f"{events / seconds:,.0f}",
-                f"{peak / 1e6:.1f}", f"{results['httpx-sse'][0] / seconds:.2f}",
-                f"{results['floor'][0] / seconds:.2f}",
+                label, size, f"{len(data) / seconds / 1e6:.1f}", f"{samples[0].count / seconds:,.0f}",
+                f"{peak / 1e6:.1f}", f"{ratio(results, 'httpx-sse', label):.2f}",
+                f"{ratio(results, 'floor', label):.2f}",
             ), widths))
 
 
-def measure_process(path: Path, runs: int) -> None:
+def measure_process(path: Path, n: int) -> None:
     command = [*sse_tool_command(), "frame"]
-    times = []
-    for _ in range(runs):
-        with open(path, "rb") as stdin, open(os.devnull, "wb") as stdout:
-            start = time.perf_counter()
-            code = subprocess.run(command, stdin=stdin, stdout=stdout).returncode
-            times.append(time.perf_counter() - start)
-        assert code == 0, code
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    results = rounds.rounds({"frame": lambda: run_process(command, stdin=str(path), env=env)}, n)
     size = path.stat().st_size
-    print(f"sse-tool frame < {path.name} > /dev/null: {size / min(times) / 1e6:.1f} MB/s "
-          f"(best of {runs}, start-up included)")
+    wall, cpu = figure(results, "frame", "wall"), figure(results, "frame")
+    print(f"sse-tool frame < {path.name} > file: {size / wall.median / 1e6:.1f} MB/s, wall {wall:.3f} s, "
+          f"CPU {cpu:.3f} s ({n} runs: median [lowest-highest], start-up included)")
 
 
-def median_wall(command: list[str], runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        with open(os.devnull, "rb") as stdin, open(os.devnull, "wb") as out:
-            start = time.perf_counter()
-            subprocess.run(command, stdin=stdin, stdout=out, stderr=out)
-            times.append(time.perf_counter() - start)
-    return statistics.median(times)
-
-
-def measure_startup(runs: int) -> None:
-    frame = median_wall([*sse_tool_command(), "frame"], runs)
-    baseline = median_wall([sys.executable, "-c", "import typer, orjson"], runs)
-    print(f"\nstart-up, median of {runs}: sse-tool frame < /dev/null {frame * 1000:.0f} ms; "
-          f'python -c "import typer, orjson" {baseline * 1000:.0f} ms; ratio {frame / baseline:.2f} (target <= 1.3)')
+def measure_startup(n: int) -> None:
+    runs = {"frame": lambda: run_process([*sse_tool_command(), "frame"], ok=(3,)),
+            "baseline": lambda: run_process([sys.executable, "-c", "import typer, orjson"])}
+    results = rounds.rounds(runs, n, agree=[])
+    frame, baseline = figure(results, "frame", "wall"), figure(results, "baseline", "wall")
+    print(f"\nstart-up, {n} interleaved rounds: sse-tool frame < /dev/null {frame.median * 1000:.0f} ms; "
+          f'python -c "import typer, orjson" {baseline.median * 1000:.0f} ms; ratio '
+          f"{ratio(results, 'frame', 'baseline', 'wall'):.2f} (median [spread]; target <= 1.3)")
 
 
 def measure_linearity(quick: bool, repeat: int) -> None:
@@ -227,8 +246,9 @@ def measure_linearity(quick: bool, repeat: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus", default="/tmp/sse-corpus", type=Path)
-    parser.add_argument("--quick", action="store_true", help="1 MB slices, one run each: under a minute")
-    parser.add_argument("--repeat", type=int, default=None, help="best of N runs (default 3, quick 1)")
+    parser.add_argument("--quick", action="store_true", help="1 MB slices, 5 rounds: a few minutes")
+    parser.add_argument("--repeat", type=int, default=None,
+                        help="interleaved rounds (default 7; quick 5, never fewer)")
     parser.add_argument("--mb", type=float, default=None, help="slice of anthropic/openai to use (default 4)")
     args = parser.parse_args()
     missing = [n for n in ("anthropic.sse", "openai.sse", "bigevent.sse", "manylines.sse")
@@ -236,9 +256,9 @@ def main() -> None:
     if missing:
         sys.exit(f"missing {', '.join(missing)} in {args.corpus}; generate the corpus with:\n"
                  f"  python3 bench/make_corpus.py --out {args.corpus}")
-    repeat = args.repeat or (1 if args.quick else 3)
+    repeat = max(args.repeat or (rounds.QUICK_ROUNDS if args.quick else 7), rounds.QUICK_ROUNDS)
     mb = args.mb or (1 if args.quick else 4)
-    print(f"python {sys.version.split()[0]}, best of {repeat}; corpus {args.corpus}")
+    print(f"python {sys.version.split()[0]}, {repeat} interleaved rounds; corpus {args.corpus}")
     for name in ("anthropic", "openai"):
         data = cut_at_event((args.corpus / f"{name}.sse").read_bytes(), int(mb * 1e6))
         measure_corpus(f"{name}.sse (first {mb:g} MB)", data, repeat)
@@ -251,12 +271,12 @@ def main() -> None:
         if args.quick:
             data = (make_corpus.make_bigevent(2_000_000) if name == "bigevent"
                     else make_corpus.make_manylines(50_000))[0]
-        measure_corpus(f"{name}.sse", data, 1, sizes=(4096, 65536) if not args.quick else (4096,))
-    measure_linearity(args.quick, repeat)
+        measure_corpus(f"{name}.sse", data, repeat, sizes=(4096, 65536) if not args.quick else (4096,))
+    measure_linearity(args.quick, 1 if args.quick else 3)
     print()
     for name in ("anthropic", "openai"):
-        measure_process(args.corpus / f"{name}.sse", 1 if args.quick else 3)
-    measure_startup(8 if args.quick else 25)
+        measure_process(args.corpus / f"{name}.sse", repeat)
+    measure_startup(max(repeat, 10) if args.quick else 25)
 
 
 if __name__ == "__main__":

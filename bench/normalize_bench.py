@@ -11,7 +11,11 @@ For each generated corpus (anthropic.sse, openai.sse) this measures:
   in-memory ``MockTransport`` on the SDK's own HTTP client (``http_client=``), so no network
   is involved on either side.
 
-Each figure is the best of ``--repeat`` runs. Generate the corpus first (it stays out of git):
+The contenders run in interleaved rounds (``rounds.py``: each round runs every one once,
+in a shuffled order; ratios within a round, their median and spread). Outputs are compared
+first: the records of the process and of ``RecordReader`` must be the same bytes, and the
+answer and reasoning texts the SDK's stream objects carry must be the texts of sse-tool's
+deltas. Generate the corpus first (it stays out of git):
 
     python3 bench/make_corpus.py --out /tmp/sse-corpus
     .venv/bin/python bench/normalize_bench.py --corpus /tmp/sse-corpus
@@ -24,15 +28,17 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
-import subprocess
 import sys
-import tempfile
 import time
 import warnings
 from pathlib import Path
 
+import rounds
 from installed import sse_tool_command
+from rounds import Sample, digest, figure, ratio, run_process
+from sse_tool.model import Delta, to_record
 from sse_tool.pipeline import RecordReader
+from sse_tool.wire import dumps
 
 CHUNK = 65536
 CORPORA = ("anthropic", "openai")
@@ -42,33 +48,35 @@ def chunks(data: bytes):
     return (data[i:i + CHUNK] for i in range(0, len(data), CHUNK))
 
 
-def best(repeat: int, run) -> tuple[float, int]:
-    """(fastest wall time, item count) over ``repeat`` runs of ``run() -> count``."""
-    times, count = [], 0
-    for _ in range(repeat):
-        start = time.perf_counter()
-        count = run()
-        times.append(time.perf_counter() - start)
-    return min(times), count
-
-
-def in_process(data: bytes) -> int:
+def in_process(data: bytes, out=None) -> int:
+    """``RecordReader`` over the chunks; given ``out`` (an untimed run), each record too."""
     reader = RecordReader()
     count = 0
-    for chunk in chunks(data):
-        count += len(reader.feed(chunk))
-    return count + len(reader.close())
+    for chunk in [*chunks(data), None]:
+        records = reader.feed(chunk) if chunk is not None else reader.close()
+        count += len(records)
+        if out is not None:
+            for record in records:
+                out(record)
+    return count
 
 
-def as_process(path: Path) -> int:
+def records_of(data: bytes) -> tuple[bytes, dict]:
+    """What ``sse-tool normalize`` writes for ``data``, and its delta texts per channel."""
+    lines, texts = [], {}
+
+    def keep(record) -> None:
+        lines.append(dumps(to_record(record)))
+        if isinstance(record, Delta):
+            texts.setdefault(record.channel.value, []).append(record.text)
+
+    in_process(data, keep)
+    return b"".join(lines), {k: "".join(v) for k, v in texts.items()}
+
+
+def as_process(path: Path) -> Sample:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
-    with open(path, "rb") as stdin, tempfile.TemporaryFile() as out:
-        code = subprocess.run([*sse_tool_command(), "normalize"], stdin=stdin, stdout=out,
-                              env=env).returncode
-        if code != 0:
-            raise SystemExit(f"sse-tool normalize exited {code} on {path}")
-        out.seek(0)
-        return sum(1 for _ in out)
+    return run_process([*sse_tool_command(), "normalize"], stdin=str(path), env=env)
 
 
 def sdk_client(name: str, data: bytes):
@@ -86,7 +94,8 @@ def sdk_client(name: str, data: bytes):
     return cls(api_key="sk-bench", base_url=base, http_client=http_client, max_retries=0)
 
 
-def sdk_iterate(name: str, data: bytes) -> int:
+def sdk_iterate(name: str, data: bytes, out=None) -> int:
+    """The SDK's stream iterated; given ``out``, each text it carries: (channel, text)."""
     client = sdk_client(name, data)
     messages = [{"role": "user", "content": "hi"}]
     if name == "openai":
@@ -94,24 +103,51 @@ def sdk_iterate(name: str, data: bytes) -> int:
     else:
         stream = client.messages.create(model="claude-sonnet-4-5", max_tokens=64000, messages=messages,
                                         stream=True)
-    return sum(1 for _ in stream)
+    n = 0
+    for event in stream:
+        n += 1
+        if out is None:
+            continue
+        if name == "openai":
+            for choice in event.choices:
+                if choice.index == 0 and choice.delta.content:
+                    out("answer", choice.delta.content)
+        elif event.type == "content_block_delta":
+            delta = event.delta
+            if delta.type == "text_delta":
+                out("answer", delta.text)
+            elif delta.type == "thinking_delta":
+                out("reasoning", delta.thinking)
+    return n
 
 
-def row(label: str, seconds: float, count: int, unit: str, size: int) -> str:
-    return (f"  {label:<44} {count:>9,} {unit:<7} {seconds:>7.2f} s {size / seconds / 1e6:>7.1f} MB/s "
-            f"{count / seconds:>10,.0f} {unit}/s")
+def sdk_texts(name: str, data: bytes) -> dict:
+    texts: dict = {}
+    sdk_iterate(name, data, lambda channel, text: texts.setdefault(channel, []).append(text))
+    return {k: "".join(v) for k, v in texts.items()}
+
+
+def wall_of(run) -> Sample:
+    start = time.perf_counter()
+    count = run()
+    return Sample(0.0, time.perf_counter() - start, "", count)
+
+
+def row(label: str, seconds, count: int, unit: str, size: int) -> str:
+    return (f"  {label:<44} {count:>11,} {unit:<7} {seconds:.2f} s {size / seconds.median / 1e6:>7.1f} MB/s")
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--corpus", type=Path, default=Path("/tmp/sse-corpus"),
                     help="directory written by make_corpus.py (default: /tmp/sse-corpus)")
-    ap.add_argument("--repeat", type=int, default=2, help="runs per measurement; the best counts")
+    ap.add_argument("--repeat", type=int, default=rounds.QUICK_ROUNDS, help="interleaved rounds (at least 5)")
     ap.add_argument("--only", choices=CORPORA, action="append", help="measure only this corpus")
     args = ap.parse_args()
+    n = max(args.repeat, rounds.QUICK_ROUNDS)
     warnings.simplefilter("ignore")  # SDK deprecation notices about the model names used
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, {CHUNK // 1024} KiB chunks, "
-          f"best of {args.repeat}")
+          f"{n} interleaved rounds; wall time, median [lowest-highest]")
     for name in args.only or CORPORA:
         path = args.corpus / f"{name}.sse"
         if not path.exists():
@@ -119,16 +155,26 @@ def main() -> int:
             continue
         data = path.read_bytes()
         print(f"\n{name}.sse: {len(data) / 1e6:.1f} MB")
-        lib_s, lib_n = best(args.repeat, lambda: in_process(data))
-        proc_s, proc_n = best(args.repeat, lambda: as_process(path))
-        sdk_s, sdk_n = best(args.repeat, lambda: sdk_iterate(name, data))
-        if proc_n != lib_n:
-            raise SystemExit(f"record counts differ: process {proc_n}, in process {lib_n}")
-        print(row("sse-tool RecordReader (in process)", lib_s, lib_n, "records", len(data)))
-        print(row("sse-tool normalize (process, to a file)", proc_s, proc_n, "records", len(data)))
-        print(row(f"{name} SDK {_version(name)} stream iteration", sdk_s, sdk_n, "events", len(data)))
-        print(f"  speed-up over the SDK: {sdk_s / lib_s:.1f}x in process, {sdk_s / proc_s:.1f}x as a process "
-              f"(target: 3x)")
+        written, texts = records_of(data)
+        process = as_process(path)
+        if process.output != digest(written):
+            raise SystemExit("outputs differ: the normalize process and RecordReader")
+        sdk = sdk_texts(name, data)
+        if sdk != texts:
+            raise SystemExit(f"outputs differ: the {name} SDK's texts and sse-tool's deltas")
+        results = rounds.rounds({
+            "lib": lambda: wall_of(lambda: in_process(data)),
+            "process": lambda: as_process(path),
+            "sdk": lambda: wall_of(lambda: sdk_iterate(name, data)),
+        }, n, agree=[])
+        lib_n, proc_n, sdk_n = (results[k][0].count for k in ("lib", "process", "sdk"))
+        print(row("sse-tool RecordReader (in process)", figure(results, "lib", "wall"), lib_n, "records", len(data)))
+        print(row("sse-tool normalize (process, to a file)", figure(results, "process", "wall"), proc_n, "bytes",
+                  len(data)))
+        print(row(f"{name} SDK {_version(name)} stream iteration", figure(results, "sdk", "wall"), sdk_n, "events",
+                  len(data)))
+        print(f"  speed-up over the SDK: {ratio(results, 'sdk', 'lib', 'wall'):.2f}x in process, "
+              f"{ratio(results, 'sdk', 'process', 'wall'):.2f}x as a process (target: 3x)")
     return 0
 
 

@@ -115,9 +115,14 @@ def check_text(head: bytes, final: bool = False) -> bool:
     raise BadInput(f"not an event stream, a JSON array or JSON lines: it starts with {shown!r}", start)
 
 
-def make_framer(kind: str, *, comments: bool = False, max_event_size: int = DEFAULT_MAX_EVENT_SIZE):
+def make_framer(kind: str, *, comments: bool = False, max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
+                raw: bool = False):
+    """The framer for ``kind``; ``raw``: events' data as bytes where the framer can give
+    them (SSE and NDJSON: ``SseEvent.data``), for a reader that parses it as JSON."""
     if kind == "sse":
-        return SseParser(comments=comments, max_event_size=max_event_size)
+        return SseParser(comments=comments, max_event_size=max_event_size, raw=raw)
+    if kind == "ndjson":
+        return NdjsonParser(max_event_size=max_event_size, raw=raw)
     return FRAMERS[kind](max_event_size=max_event_size)
 
 

@@ -377,6 +377,15 @@ class Transcript:
             parts[-1] = "".join(recent)
             parts.append([])
 
+    def extend(self, channel: Channel, texts) -> None:
+        """``add`` each of ``texts`` (one read's deltas of ``channel``)."""
+        parts = self.pieces[channel]
+        recent = parts[-1]
+        recent += texts
+        if len(recent) >= self._BLOCK:
+            parts[-1] = "".join(recent)
+            parts.append([])
+
     def part(self, part: Part) -> None:
         """A new part starts: a blank line after the text so far (none before any text)."""
         if self.text(part.channel):  # (which leaves the text as one piece, in a list)
@@ -389,6 +398,29 @@ class Transcript:
         text = "".join(p if isinstance(p, str) else "".join(p) for p in parts)
         parts[:] = [[text]]
         return text
+
+    def text_from(self, channel: Channel, start: int) -> str:
+        """``text(channel)[start:]``, joining only the blocks that hold it: a reader that
+        takes each new piece of the text as it comes (``render`` into a pipe) pays for the
+        new text, not for all of it at every look."""
+        parts = self.pieces[channel]
+        recent = parts[-1]
+        if recent:  # the recent pieces become a block, so that every block is a string
+            parts[-1] = recent[0] if len(recent) == 1 else "".join(recent)
+            parts.append([])
+            if len(parts) > self._BLOCK:  # blocks of blocks: memory stays the text itself
+                parts[-self._BLOCK - 1:-1] = ["".join(parts[-self._BLOCK - 1:-1])]
+        blocks, size, i = [], 0, len(parts) - 1
+        # back from the end, until the blocks cover start (their sizes are not kept: the
+        # text before start is not walked when nearly all of it is one block)
+        total = sum(map(len, parts[:-1]))
+        while i > 0 and total - size > start:
+            i -= 1
+            blocks.append(parts[i])
+            size += len(parts[i])
+        blocks.reverse()
+        tail = "".join(blocks)
+        return tail[start - (total - size):]
 
     def clear(self) -> None:
         for channel in self.pieces:

@@ -11,9 +11,18 @@ once, and a line over the size limit raises ``EventTooLarge``.
 When the first line starts like JSON but is not a JSON value by itself, the input is JSON
 written over many lines (a pretty-printed error body, say): it is read from there on as a
 sequence of JSON values (``JsonArrayParser(sequence=True)``), one event per value.
+
+With ``raw=True`` (for a reader that parses every line as JSON) an event's ``data`` is the
+line's bytes, not decoded: orjson reads bytes directly, so decoding first would only be
+undone. A chunk of lines that each start with ``{`` (no blank line, no marker, no CR),
+nearly every chunk of such lines, is then checked with a few C calls and its lines handed
+out without looking at each one.
 """
 
 from __future__ import annotations
+
+from itertools import accumulate, islice, repeat
+from operator import add, sub
 
 import orjson
 
@@ -24,11 +33,16 @@ from .marker import from_line
 from .sse import DEFAULT_MAX_EVENT_SIZE, FrameEnd, SseComment, SseEvent
 
 
+_new = tuple.__new__  # builds an SseEvent without the keyword handling of its constructor
+
+
 class NdjsonParser:
     """Incremental line framer: ``feed(bytes) -> list[SseEvent]``, then ``close()``."""
 
-    def __init__(self, *, max_event_size: int = DEFAULT_MAX_EVENT_SIZE) -> None:
+    def __init__(self, *, max_event_size: int = DEFAULT_MAX_EVENT_SIZE, raw: bool = False) -> None:
         self.max_event_size = max_event_size
+        #: events' data as the line's bytes, not decoded
+        self.raw = raw
         self._pos = 0  # input offset where the unterminated line starts
         self._partial: list[bytes] = []
         self._partial_len = 0
@@ -53,7 +67,7 @@ class NdjsonParser:
                 self._pos = len(BOM)
         lines = chunk.split(b"\n")
         rest = lines.pop()
-        out: list[SseEvent] = []
+        out: list = []
         if lines:
             if self._partial:
                 self._partial.append(lines[0])
@@ -61,6 +75,15 @@ class NdjsonParser:
                 self._partial.clear()
                 self._partial_len = 0
             pos = self._pos
+            if self.raw and self._plain(chunk, lines):
+                # every line an event, built by C calls: each offset a running sum of the
+                # lines' sizes (line end included), each end one short of the next offset
+                starts = list(accumulate(map(add, map(len, lines), repeat(1)), initial=pos))
+                ends = map(sub, islice(starts, 1, None), repeat(1))
+                out += map(_new, repeat(SseEvent), zip(repeat("message"), lines, repeat(None), repeat(None),
+                                                       starts, ends))
+                pos = starts[-1]
+                lines = ()
             for i, line in enumerate(lines):
                 # measured like a partial line (CR included), so the limit trips the same
                 # whatever the chunking
@@ -78,7 +101,8 @@ class NdjsonParser:
                 if marker is not None:
                     out.append(SseComment(marker.comment(), pos))
                 else:
-                    out.append(SseEvent("message", decode_field(text), None, None, pos, pos + len(text)))
+                    data = text if self.raw else decode_field(text)
+                    out.append(_new(SseEvent, ("message", data, None, None, pos, pos + len(text))))
                 pos += len(line) + 1
             self._pos = pos
         if rest:
@@ -87,6 +111,15 @@ class NdjsonParser:
             if self._partial_len > self.max_event_size:
                 return self._fail(EventTooLarge(self.max_event_size, self._pos), out)
         return out
+
+    def _plain(self, chunk: bytes, lines: list[bytes]) -> bool:
+        """Whether every line of ``lines`` (the complete lines up to the chunk's last LF)
+        starts with ``{`` and none holds a CR or is over the size limit: then each is a
+        line as the loop below would read it (not blank, not a marker, nothing to strip)."""
+        return (not self._first and 13 not in chunk and lines[0][:1] == b"{" and 13 not in lines[0]
+                and chunk.count(b"\n{", 0, chunk.rfind(b"\n")) == len(lines) - 1
+                and (len(chunk) + len(lines[0]) <= self.max_event_size
+                     or max(map(len, lines)) <= self.max_event_size))
 
     def _fail(self, exc: EventTooLarge, out: list) -> list:
         # Lines before the oversized one are good data: hand them out first, fail next call.
@@ -117,7 +150,8 @@ class NdjsonParser:
             if marker is not None:
                 return FrameEnd(None, end, (SseComment(marker.comment(), self._pos),))
             if _is_json(text):
-                event = SseEvent("message", decode_field(text), None, None, self._pos, self._pos + len(text))
+                data = text if self.raw else decode_field(text)
+                event = SseEvent("message", data, None, None, self._pos, self._pos + len(text))
                 return FrameEnd(None, end, (event,))
         if text.strip() or self._head:
             return FrameEnd("input ended in the middle of a line (no final newline)", end)

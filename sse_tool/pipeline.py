@@ -20,8 +20,14 @@ normalized, so neither touches them.
 
 from __future__ import annotations
 
-import orjson
+import re
+from itertools import repeat
+from operator import attrgetter, itemgetter
 
+import orjson
+from orjson import JSONDecodeError, loads
+
+from .decode import decode_field
 from .errors import BadInput, EventTooLarge
 from .framing import body_start, check_text, make_framer, sniff
 from .marker import EXIT, NO_STREAM, NOTE, parse
@@ -34,7 +40,7 @@ from .normalize import Normalizer, failed_end
 from .sse import DEFAULT_MAX_EVENT_SIZE, FrameEnd, SseComment
 from .think import ThinkTags
 from .toolcalls import ToolCallCheck
-from .wire import load_event
+from .wire import JSON_STRING, load_event
 
 #: the end record's ``detail`` for a complete stream whose <think> block never closed
 UNCLOSED_THINK = "the reasoning block (<think>) was never closed: the reasoning was cut short"
@@ -59,6 +65,7 @@ class RecordReader:
     def __init__(
         self, provider: str = "auto", source: str = "auto", *,
         max_event_size: int = DEFAULT_MAX_EVENT_SIZE, think_tags: str = "auto", lenient: bool = False,
+        fast: bool = True,
     ) -> None:
         if source not in SOURCES:
             raise ValueError(f"unknown source {source!r}")
@@ -75,6 +82,9 @@ class RecordReader:
         #: the framing's end, once ``close`` has run (None before, or if nothing arrived)
         self.frame_end: FrameEnd | None = None
         self.lenient = lenient
+        #: False: every item through ``Normalizer.feed`` and ``from_record`` (the reference
+        #: the fast paths are held to)
+        self.fast = fast
         self.normalizer: Normalizer | None = None
         self._framer = None
         self._head = bytearray()  # grows in place: a long first line costs linear time
@@ -157,11 +167,13 @@ class RecordReader:
 
     def _start(self, kind: str) -> None:
         self.source = kind
+        # Events' data as bytes (SSE, NDJSON, JSON lines): it is parsed as JSON here, and
+        # orjson reads UTF-8 bytes, so decoding first would only be undone.
         if kind in ("events", "records"):
-            self._framer = NdjsonParser(max_event_size=self.max_event_size)
+            self._framer = NdjsonParser(max_event_size=self.max_event_size, raw=True)
         else:
             # Other comments mean nothing here (the SSE parser reports the reset marker anyway).
-            self._framer = make_framer(kind, max_event_size=self.max_event_size)
+            self._framer = make_framer(kind, max_event_size=self.max_event_size, raw=True)
         if kind != "records":
             self.normalizer = Normalizer(self.provider, lenient=self.lenient,
                                          hold_broken=kind in ("ndjson", "events"))
@@ -178,12 +190,15 @@ class RecordReader:
         self.items = items
         out: list[Record] = []
         try:
-            self._convert(items, out)
+            if self.source == "records":
+                self._pass(items, out)
+            else:
+                self._convert(items, out)
         except BadInput as exc:
             if not out:
                 raise
             self.error = exc  # hand out the good records first (as the framers do)
-        return self._track(out)
+        return out
 
     def _track(self, records: list[Record]) -> list[Record]:
         """Tool calls noted for the end's summary (the text itself is not kept: normalize's
@@ -196,30 +211,82 @@ class RecordReader:
                 self._calls = ToolCallCheck()
         return records
 
-    def _convert(self, items: list, out: list[Record]) -> None:
-        if self.source == "records":
-            for item in items:
-                if type(item) is SseComment:
-                    record = _marker_record(item.text)
-                    if record is None:
-                        continue
-                else:
-                    record = self._load_line(item, from_record)
-                if not self._ended:  # anything after the end record is not this stream's
-                    out.append(record)
-                    self._ended = isinstance(record, End)
+    def _pass(self, items: list, out: list[Record]) -> None:
+        """Channel records, passed through (a delta line is read with a few plain tests;
+        any other line by ``from_record``, which type-checks every field)."""
+        if self.fast and len(items) > 1 and self._deltas(items, out):
             return
-        normalizer = self.normalizer
         for item in items:
-            if self.source == "events" and type(item) is not SseComment:
-                item = self._load_line(item, lambda rec: load_event(rec, item.offset))
+            if type(item) is SseComment:
+                record = _marker_record(item.text)
+                if record is None:
+                    continue
+            else:
+                record = _delta_line(item.data) if self.fast else None
+                if record is None:
+                    record = self._load_line(item, from_record)
+            if not self._ended:  # anything after the end record is not this stream's
+                out.append(record)
+                self._ended = type(record) is End
+
+    def _deltas(self, items: list, out: list[Record]) -> bool:
+        """If every item is a delta record exactly as ``normalize`` writes it, append their
+        records and return True (else do nothing; see ``_delta_lines``)."""
+        return not self._ended and _delta_lines(items, out)
+
+    def _convert(self, items: list, out: list[Record]) -> None:
+        """Events (or frame's records of them) normalized.
+
+        The common delta event takes a fast path: its JSON parsed once, the adapter's
+        ``quick`` asked, its record appended; anything ``quick`` does not take, and every
+        item while the normalizer owes something else (``fast_path`` is None), goes through
+        ``Normalizer.feed``, which gives the same records (see ``tests/test_fast_paths.py``).
+        """
+        normalizer = self.normalizer
+        lines = self.source == "events"
+        quick = normalizer.fast_path() if self.fast else None
+        # the records of the adapter's common delta event, read for a whole batch of events
+        # at once where the adapter knows its exact lines (a Delta for each such event)
+        ready = None
+        if quick is not None and not lines and len(items) > 1:
+            shape = normalizer.fast_lines()
+            if shape is not None:
+                ready = _quick_records(items, *shape)
+        think = self._think
+        # frame's records hold the data as a JSON string; the raw framers give bytes (the
+        # JSON array and AWS framers give text, which the fast path leaves to feed)
+        brace = "{" if lines else b"{"
+        for item, record in zip(items, ready) if ready is not None else zip(items, repeat(None)):
+            if quick is not None and type(item) is not SseComment:
+                if record is None:
+                    if lines:
+                        event, data = _plain_event(item.data)
+                    else:
+                        event, data = item.event, item.data
+                    if data[:1] == brace:
+                        try:
+                            record = quick(event, loads(data))
+                        except JSONDecodeError:
+                            pass  # feed says why
+                if record is not None:
+                    if think is not None and record[0] is _ANSWER:
+                        out += self._after([record])
+                        think = self._think
+                    else:
+                        out.append(record)
+                    continue
+            if lines and type(item) is not SseComment:
+                item = self._load_line(item, lambda rec, at=item.offset: load_event(rec, at))
             records = normalizer.feed(item)
             if records:
                 # Past the answer's start there is nothing to split, until a retry's Reset
                 # (which the normalizer hands out alone) starts a new attempt.
                 if self._think is not None or type(records[0]) is Reset:
                     records = self._after(records)
-                out += records
+                    think = self._think
+                out += self._track(records)
+            if self.fast:
+                quick = normalizer.fast_path()
 
     def _after(self, records: list[Record]) -> list[Record]:
         """The adapter's records with ``<think>`` blocks split out of the answer (once the
@@ -254,13 +321,125 @@ class RecordReader:
 
     @staticmethod
     def _load_line(item, convert):
+        data = item.data
         try:
-            rec = orjson.loads(item.data)
+            try:
+                rec = loads(data)
+            except JSONDecodeError:
+                if type(data) is not bytes:
+                    raise
+                rec = loads(decode_field(data))  # invalid UTF-8 reads as U+FFFD, as in text
             if not isinstance(rec, dict):
                 raise ValueError("not a JSON object")
             return convert(rec)
         except (ValueError, BadInput) as exc:
             raise BadInput(f"invalid record: {exc}", item.offset) from None
+
+
+_ANSWER = Channel.ANSWER
+_CHANNELS = {channel.value: channel for channel in Channel}
+_CHANNEL_OF = {channel.value.encode(): channel for channel in Channel}
+_DATA = attrgetter("data")
+_KEY, _LITERAL = itemgetter(0), itemgetter(1)
+#: a delta record as ``normalize`` writes it, the whole line (a text: its literal)
+_DELTA_LINES = (rb'\{"type":"delta","channel":"(' + b"|".join(_CHANNEL_OF) + rb')","text":('
+                + JSON_STRING + rb')\}')
+_COMPILED: dict = {}  # regexes compiled when first used: start-up does not pay for them
+
+
+def _lines_regex(pattern: bytes, others: bool = False):
+    """``pattern`` over whole lines (with ``others``: or any other line, which captures
+    nothing), compiled once."""
+    key = (pattern, others)
+    regex = _COMPILED.get(key)
+    if regex is None:
+        regex = _COMPILED[key] = re.compile(b"^(?:" + pattern + (b"|.*)$" if others else b")$"), re.M)
+    return regex
+_NOT_PLAIN = ("", "")  # (event, data) of a line that is not a plain event record
+_new = tuple.__new__  # builds a Delta without the keyword handling of its constructor
+
+
+def _delta_lines(items: list, out: list[Record]) -> bool:
+    """If each item's data is a delta record exactly as ``normalize`` writes it, append
+    their records and return True; else do nothing and return False."""
+    found = _found(items, _lines_regex(_DELTA_LINES))
+    if found is None or not all(map(_KEY, found)):
+        return False
+    texts = _texts(found)
+    if texts is None:
+        return False
+    out += map(_new, repeat(Delta), zip(map(_CHANNEL_OF.__getitem__, map(_KEY, found)), texts))
+    return True
+
+
+def _quick_records(items: list, pattern, channels: dict) -> list | None:
+    """For each item, the ``Delta`` the adapter's ``quick`` gives it if its data is a line
+    ``pattern`` (a regex, as bytes) matches whole (the adapter's ``quick_lines``), else None; None if the
+    batch cannot be read so (a comment among the items, a bad escape in a text: then
+    each item is read alone)."""
+    found = _found(items, _lines_regex(pattern, others=True))
+    if found is None:
+        return None
+    texts = _texts(found)
+    if texts is None:
+        return None
+    kinds = map({**channels, b"": None}.__getitem__, map(_KEY, found))
+    return [None if kind is None or not text else _new(Delta, (kind, text)) for kind, text in zip(kinds, texts)]
+
+
+def _found(items: list, pattern) -> list | None:
+    """``pattern.findall`` over the items' data lines (bytes), one match per line; None if
+    an item is a comment or holds text, or the matches are not one per line.
+
+    The patterns here match a whole line holding one complete JSON string literal (group
+    2) and no array or object it could be cut inside, so the literals of many lines, joined
+    by commas, are an array of exactly those strings: one ``loads`` of it (``_texts``)
+    decodes each as its own would.
+    """
+    if SseComment in set(map(type, items)) or type(items[0].data) is not bytes:
+        return None
+    found = pattern.findall(b"\n".join(map(_DATA, items)))
+    return found if len(found) == len(items) else None
+
+
+def _texts(found: list) -> list | None:
+    """The strings of the literals ``found`` (an empty one where a line did not match);
+    None if one is not a valid JSON string (a bad escape, invalid UTF-8)."""
+    try:
+        return loads(b"[" + b",".join([lit or b'""' for lit in map(_LITERAL, found)]) + b"]")
+    except JSONDecodeError:
+        return None
+
+
+def _plain_event(line: bytes) -> tuple[str, str]:
+    """(event, data) of a frame record with just those two fields, both strings, as
+    ``frame`` writes nearly every event; ``("", "")`` for any other line (``load_event``
+    reads it, type-checking every field)."""
+    try:
+        rec = loads(line)
+    except JSONDecodeError:
+        return _NOT_PLAIN
+    if type(rec) is dict and len(rec) == 2:
+        event, data = rec.get("event"), rec.get("data")
+        if type(event) is str and type(data) is str:
+            return event, data
+    return _NOT_PLAIN
+
+
+def _delta_line(line: bytes) -> Delta | None:
+    """The ``Delta`` of a delta record whose channel and text are strings, the channel a
+    known one; None for any other line (``from_record`` reads it)."""
+    try:
+        rec = loads(line)
+    except JSONDecodeError:
+        return None
+    if type(rec) is dict and rec.get("type") == "delta":
+        channel, text = rec.get("channel"), rec.get("text")
+        if type(channel) is str and type(text) is str:
+            channel = _CHANNELS.get(channel)
+            if channel is not None:
+                return _new(Delta, (channel, text))
+    return None
 
 
 def _marker_record(text: str) -> Record | None:

@@ -28,9 +28,10 @@ shapes nearly every stream is made of, ``data: D`` and ``event: E`` + ``data: D`
 * With LF line ends and no comments wanted, lines are not read before their blank line:
   when a chunk completes one, the pending pieces are joined once. One regex call
   (``_BLOCK``) reads a single block, as small chunks bring them.
-* A longer run of blocks (``_run``) is split with one C call and checked as a whole, so
-  the Python loop per event only decodes the data and builds the event. Runs with CRLF
-  line ends (Gemini) take it too.
+* A longer run of blocks (``_run``) is split with one C call and checked as a whole; its
+  events are built by ``map`` and ``zip`` over the lines, offsets summed by ``accumulate``:
+  no Python loop per event. Runs with CRLF line ends (Gemini)
+  take it too.
 * A block of many ``data: D`` lines (``_data_lines``) is checked by counting and joined by
   one replace, not read line by line. Any other block goes to ``_lines``.
 
@@ -45,7 +46,8 @@ against its twin with CR line ends, which has the same offsets and is read by ``
 from __future__ import annotations
 
 import re
-from itertools import repeat
+from itertools import accumulate, islice, repeat
+from operator import add, getitem, sub
 from typing import NamedTuple
 
 from .decode import BOM, decode_field
@@ -75,7 +77,10 @@ class SseEvent(NamedTuple):
     """
 
     event: str
-    data: str
+    #: the data lines joined; decoded, or, from a framer made with ``raw=True``, the bytes
+    #: as they arrived, for a reader that parses them as JSON (orjson reads UTF-8 bytes;
+    #: decoding first would only be undone, at the cost of a parse)
+    data: str | bytes
     id: str | None = None
     retry: int | None = None
     #: byte offset of the event's first field line in the input, and of the blank line that
@@ -146,6 +151,7 @@ def _split_any(buf: bytes):
 # line: (the event line or None, D). Reading it so gives what the spec's rules give: the
 # one space after each colon is stripped, the data is the one data line.
 _BLOCK = re.compile(rb"(?:(event: [^\n]*)\n)?data: ([^\n]*)\n\n")
+_AFTER_DATA = slice(6, None)  # a data line's value: what follows "data: "
 #: from this many bytes of blocks, try _run before reading block by block
 _RUN_FROM = 1024
 
@@ -167,7 +173,7 @@ class SseParser:
     """Incremental WHATWG event-stream parser: ``feed(bytes) -> list``, then ``close()``."""
 
     __slots__ = (
-        "comments", "max_event_size", "_pending", "_counted", "_counted_size", "_count_at",
+        "comments", "max_event_size", "raw", "_pending", "_counted", "_counted_size", "_count_at",
         "_pos", "_watch", "_head", "_after_cr", "_data", "_type", "_block_start",
         "_block_pos", "_size", "_last_id", "_retry", "_error", "_names",
         "ids", "_block_id", "_sealed_id", "_sealed_retry",
@@ -175,13 +181,15 @@ class SseParser:
 
     def __init__(
         self, *, comments: bool = False, max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
-        track_ids: bool = False,
+        track_ids: bool = False, raw: bool = False,
     ) -> None:
         self.comments = comments
         self.max_event_size = max_event_size
         #: with ``track_ids``: an ``IdSet`` for each block that set the id, appended as its
         #: blank line arrives (the caller empties the list as it reads it)
         self.ids: list[IdSet] | None = [] if track_ids else None
+        #: events' data as the bytes that arrived, not decoded (see ``SseEvent.data``)
+        self.raw = raw
         # Bytes not interpreted yet, from a line start: complete LF lines waiting for their
         # blank line, then the start of a line not terminated yet. Their size is added up
         # every _COUNT_EVERY pieces, not per piece (see _count).
@@ -277,7 +285,7 @@ class SseParser:
             kind, data = match.groups()
             pos = self._pos
             out.append(_new(SseEvent, (
-                self._names[kind], data.decode("utf-8", "replace"),
+                self._names[kind], data if self.raw else data.decode("utf-8", "replace"),
                 self._last_id, self._retry, pos, pos + len(lines) - 1,
             )))
             self._pos = self._block_pos = pos + len(lines)
@@ -467,24 +475,20 @@ class SseParser:
         ``event: E`` + ``data: D``, with ``nl`` line ends, append their events and return
         True; else do nothing.
 
-        The blocks are split with one C call and checked as a whole, so the loop per event
-        only decodes and builds the event. (Method calls such as ``bytes.find`` cost more
-        than the rest of that loop: they are kept out of it.)
+        The blocks are split with one C call and checked as a whole, and their events are
+        built with no Python loop at all: a few C calls per run, not per event.
         """
         if len(lines) - start > self.max_event_size:
             return False  # an event may be over the limit: _each_block fails at it
-        pos, last_id, retry = self._pos, self._last_id, self._retry
-        append = out.append
         n = len(nl)
         if lines.startswith(b"data: ", start):
             data = lines[start + 6 : -2 * n].split(nl + nl + b"data: ")
             joined = b"".join(data)
             if 10 in joined or 13 in joined:  # some block has another line
                 return False
-            for line in data:  # a block: "data: ", the data, two line ends
-                end = pos + 6 + len(line) + n
-                append(_new(SseEvent, ("message", line.decode("utf-8", "replace"), last_id, retry, pos, end)))
-                pos = end + n
+            names, values = repeat("message"), data
+            sizes = map(len, data)
+            step = 6 + 2 * n  # a block: "data: ", the data, two line ends
         elif lines.startswith(b"event: ", start):
             # The lines of k blocks: k times an event line, a data line and a blank line.
             parts = lines[start : -2 * n].split(nl)
@@ -498,16 +502,19 @@ class SseParser:
                     or b"\n".join(data).count(b"\ndata: ") != len(data) - 1
                     or data[0][:6] != b"data: "):
                 return False
-            names = self._names
-            for kind, line in zip(kinds, data):
-                end = pos + len(kind) + len(line) + 2 * n
-                append(_new(SseEvent, (
-                    names[kind], line[6:].decode("utf-8", "replace"), last_id, retry, pos, end,
-                )))
-                pos = end + n
+            names = map(self._names.__getitem__, kinds)
+            values = map(getitem, data, repeat(_AFTER_DATA))
+            sizes = map(add, map(len, kinds), map(len, data))
+            step = 3 * n  # a block: its two lines' ends and the blank line
         else:
             return False
-        self._pos = self._block_pos = pos
+        # Every event at once, by C calls: each data decoded, each offset a running sum of
+        # the blocks' sizes, each end one line end short of the next offset.
+        texts = values if self.raw else map(bytes.decode, values, repeat("utf-8"), repeat("replace"))
+        starts = list(accumulate(map(add, sizes, repeat(step)), initial=self._pos))
+        ends = map(sub, islice(starts, 1, None), repeat(n))
+        out += map(_new, repeat(SseEvent), zip(names, texts, repeat(self._last_id), repeat(self._retry), starts, ends))
+        self._pos = self._block_pos = starts[-1]
         return True
 
     def _each_block(self, lines: bytes, start: int, out: list) -> None:
@@ -516,6 +523,7 @@ class SseParser:
         pos, end = self._pos, len(lines)
         last_id, retry = self._last_id, self._retry
         match_block, names, limit = _BLOCK.match, self._names, self.max_event_size + 1
+        raw = self.raw
         while start < end:
             match = match_block(lines, start)
             if match:
@@ -523,7 +531,7 @@ class SseParser:
                 if stop - start <= limit:  # else _lines fails at it
                     kind, data = match.groups()
                     out.append(_new(SseEvent, (
-                        names[kind], data.decode("utf-8", "replace"),
+                        names[kind], data if raw else data.decode("utf-8", "replace"),
                         last_id, retry, pos, pos + stop - start - 1,
                     )))
                     pos += stop - start
@@ -559,7 +567,7 @@ class SseParser:
             return False  # _lines reads it (and fails it, if it is over the limit)
         data = body[6:-1].replace(b"\ndata: ", b"\n")
         out.append(_new(SseEvent, (
-            self._names[kind], data.decode("utf-8", "replace"),
+            self._names[kind], data if self.raw else data.decode("utf-8", "replace"),
             self._last_id, self._retry, pos, pos + len(block),
         )))
         return True
@@ -579,7 +587,7 @@ class SseParser:
                     if data:
                         out.append(_new(SseEvent, (
                             decode_field(self._type) or "message",
-                            decode_field(data[:-1]),
+                            bytes(data[:-1]) if self.raw else decode_field(data[:-1]),
                             self._last_id,
                             self._retry,
                             self._block_start,

@@ -22,6 +22,11 @@ from .sse import SseComment, SseEvent
 from .typed import field
 
 
+#: a JSON string literal, as a regex over bytes (it has no raw line end: JSON has none
+#: inside a string); a line matched whole is read without parsing it first
+JSON_STRING = rb'"[^"\\\n]*(?:\\.[^"\\\n]*)*"'
+
+
 def dumps(record: dict) -> bytes:
     """One record as a JSON line (UTF-8, ``\\n``-terminated)."""
     return orjson.dumps(record) + b"\n"

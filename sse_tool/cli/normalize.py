@@ -9,6 +9,7 @@ each batch of records as soon as an input chunk yields it. The stream's ``end`` 
 from __future__ import annotations
 
 from enum import Enum
+from operator import attrgetter
 from typing import List, Optional
 
 import orjson
@@ -75,6 +76,14 @@ Environment (output is UTF-8 whatever the locale; see man sse-tool-normalize):
 #: a delta's JSON line up to its text: deltas are nearly every record, and writing them
 #: this way costs a quarter of building each dict first
 _DELTA_HEAD = {c: b'{"type":"delta","channel":"%s","text":' % c.value.encode() for c in Channel}
+#: between two texts of one channel's deltas: the end of a line and the start of the next,
+#: in place of ``",`` LF two spaces ``"`` in an indented JSON array of strings, which is only
+#: ever between two of them (a string's own line ends are escaped)
+_BETWEEN = {c: b'"}\n' + head + b'"' for c, head in _DELTA_HEAD.items()}
+_TEXT, _CHANNEL = attrgetter("text"), attrgetter("channel")
+
+
+_DELTAS = {Delta}
 
 
 class _Writer:
@@ -91,6 +100,14 @@ class _Writer:
         if not records:
             return
         transcript = self.transcript
+        if transcript is None and set(map(type, records)) == _DELTAS:
+            channels = set(map(_CHANNEL, records))
+            if len(channels) == 1:  # nearly every read's records: one dumps, one replace
+                channel = channels.pop()
+                self.refused = self.refused or channel is Channel.REFUSAL
+                texts = orjson.dumps(list(map(_TEXT, records)), option=orjson.OPT_INDENT_2)[4:-2]
+                self.out.send(_DELTA_HEAD[channel] + texts.replace(b'",\n  "', _BETWEEN[channel]) + b"}\n")
+                return
         lines = []
         for record in records:
             if type(record) is Delta and transcript is None:

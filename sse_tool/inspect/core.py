@@ -175,7 +175,7 @@ class Inspector:
         for item in items:
             if type(item) is SseComment:  # a reset marker (other comments: see _shape)
                 self.markers.add(item.offset)
-            elif lines and item.data.startswith('{"comment"'):  # frame's comment records
+            elif lines and item.data.startswith(b'{"comment"'):  # frame's comment records
                 self.comment_records.append((_comment_text(item.data), time))
             else:
                 events += 1
@@ -371,10 +371,10 @@ class Inspector:
         return pieces[0] if pieces else ""
 
 
-def _comment_text(line: str) -> str:
+def _comment_text(line: bytes) -> str:
     import orjson
 
     try:
-        return str(orjson.loads(line).get("comment", ""))
+        return str(orjson.loads(line.decode("utf-8", "replace")).get("comment", ""))
     except (orjson.JSONDecodeError, AttributeError):
         return ""

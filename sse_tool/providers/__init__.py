@@ -8,7 +8,11 @@ An adapter is a small class (no shared base class) with:
   is the data parsed as JSON, or the raw string when it is not JSON (``[DONE]``).
 * attributes ``error`` (dict with ``type`` and ``message``, or None), ``terminal`` (bool),
   ``stop_reason`` (str or None) and ``usage`` (dict or None), kept up to date by ``feed``;
-  ``normalize.Normalizer`` turns them into the one ``End`` record.
+  ``normalize.Normalizer`` turns them into the one ``End`` record;
+* optionally ``quick(event: str, payload: dict) -> Delta | None``: the one record of the
+  dialect's common delta event, read with a few plain tests, or None for anything else
+  (which ``feed`` then reads). It must give exactly what ``feed`` gives and change no
+  state that ``feed`` would not (``tests/test_fast_paths.py`` holds them together).
 
 Adapters never raise on unknown event types or missing fields: they skip what they do not
 know (providers add event types over time).

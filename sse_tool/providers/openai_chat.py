@@ -7,6 +7,11 @@ string is absent; its signatures and encrypted reasoning are ``signature`` and `
 records). A refusal (``delta.refusal``) is its own channel. Tool calls: ``delta.tool_calls`` pieces joined by ``index`` (pieces
 without an index continue the latest call). Terminal event: ``data: [DONE]``. Errors: a
 top-level ``error`` in a data frame (alone, or inside a normal chunk), or ``event: error``.
+
+Nearly every chunk carries one piece of answer text and nothing else new: ``quick`` reads
+those with a few plain tests and leaves any other chunk (a new model, usage, a finish
+reason, any other delta field, a value of another type) to ``feed``, which gives the same
+record (the tests compare both on every fixture).
 """
 
 from __future__ import annotations
@@ -14,6 +19,11 @@ from __future__ import annotations
 from ..model import Channel, Delta, Meta, Record, Redacted, Signature, ToolCall, Usage
 from ..typed import field
 from .errors import error_body, error_info
+
+_ANSWER = Channel.ANSWER
+_new = tuple.__new__  # builds a Delta without the keyword handling of its constructor
+#: the only fields a delta read by ``quick`` may have (``role`` is never read)
+_PLAIN_DELTA = frozenset({"content", "role"})
 
 
 def _reasoning_text(delta: dict) -> str | None:
@@ -74,6 +84,27 @@ class OpenAIChat:
         self._model: str | None = None
         self._last_tool = -1
         self._last_id: str | None = None
+
+    def quick(self, event: str, payload: dict) -> Delta | None:
+        """The record of a chunk that only brings answer text (the model named before,
+        choice 0 alone, no finish reason, no usage, no error), read with plain tests; None
+        for anything else (``feed`` reads it)."""
+        choices = payload.get("choices")
+        if type(choices) is list and len(choices) == 1:
+            choice = choices[0]
+            if type(choice) is dict:
+                delta = choice.get("delta")
+                if type(delta) is dict:
+                    text = delta.get("content")
+                    # a delta of one member that is a string is {"content": text}
+                    if (type(text) is str and text and (len(delta) == 1 or delta.keys() <= _PLAIN_DELTA)
+                            and choice.get("finish_reason") is None and choice.get("index", 0) == 0
+                            and payload.get("usage") is None and not payload.get("error")
+                            and "x_groq" not in payload and event != "error"):
+                        model = payload.get("model")
+                        if model is None or model == self._model:
+                            return _new(Delta, (_ANSWER, text))
+        return None
 
     def feed(self, event: str, payload) -> list[Record]:
         if isinstance(payload, str):

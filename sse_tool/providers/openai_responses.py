@@ -21,6 +21,9 @@ Terminal events: ``response.completed`` (stop reason = the response's status),
 ``response.incomplete`` (= ``incomplete_details.reason``, e.g. ``max_output_tokens``) and
 ``response.failed`` (= the error code; a failure is an error). ``error`` events carry the
 details nested (``{"error": {...}}``, as recorded) or flat (as the API reference shows).
+
+Nearly every event is a piece of answer text: ``quick`` reads those with plain tests and
+leaves anything else to ``feed``, which gives the same record (the tests compare both).
 """
 
 from __future__ import annotations
@@ -43,6 +46,8 @@ _ARGUMENT_DELTAS = (
     "response.custom_tool_call_input.delta",
     "response.mcp_call_arguments.delta",
 )
+_ANSWER = Channel.ANSWER
+_new = tuple.__new__  # builds a Delta without the keyword handling of its constructor
 _TERMINAL = ("response.completed", "response.incomplete", "response.failed")
 #: items of the tools OpenAI runs itself, whose progress streams as response.<item>.<status>
 _BUILT_IN = frozenset({
@@ -71,6 +76,15 @@ class OpenAIResponses:
         self._streamed: set[int] = set()  # tool-call indexes that had argument deltas
         self._next_call = 0
         self._reasoned = False  # reasoning text arrived: a new summary part is a new paragraph
+
+    @staticmethod
+    def quick(event: str, payload: dict) -> Delta | None:
+        """The record of an answer text delta with non-empty text; None for anything else."""
+        if payload.get("type") == "response.output_text.delta":
+            text = payload.get("delta")
+            if type(text) is str and text:
+                return _new(Delta, (_ANSWER, text))
+        return None
 
     def feed(self, event: str, payload) -> list[Record]:
         if not isinstance(payload, dict):

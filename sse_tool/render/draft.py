@@ -8,7 +8,12 @@ It knows no clock (times are passed in), no terminal and no file.
 
 from __future__ import annotations
 
+from operator import attrgetter
+
 from ..model import Channel, Delta, End, Meta, Part, Record, ToolCall, Transcript, Usage
+
+_REASONING = Channel.REASONING
+_CHANNEL, _TEXT = attrgetter("channel"), attrgetter("text")
 
 
 class Draft:
@@ -69,6 +74,41 @@ class Draft:
             self.meta[record.key] = record.value
         return False  # signatures, citations, server tool progress: not drawn
 
+    def add_deltas(self, deltas: list[Delta], now: float) -> bool:
+        """Store a run of deltas that arrived together (at ``now``, in the same read), as
+        ``add`` one after another would; True when any had text."""
+        channels = set(map(_CHANNEL, deltas))
+        if len(channels) == 1:  # nearly every read: one channel's deltas
+            channel = channels.pop()
+            texts = list(filter(None, map(_TEXT, deltas)))
+            self.transcript.extend(channel, texts)
+            reasoning = bool(texts) and channel is _REASONING
+            other = bool(texts) and channel is not _REASONING
+        else:
+            add = self.transcript.add
+            reasoning = other = False
+            for delta in deltas:
+                if delta.text:
+                    add(delta)
+                    if delta.channel is _REASONING:
+                        reasoning = True
+                    else:
+                        other = True
+        if reasoning:
+            if self.reasoning_started is None:
+                self.reasoning_started = now
+                self._batches["reasoning"] = self.batch
+            self.reasoning_last = now
+            self._batches["reasoning_last"] = self.batch
+        if other and self.answer_started is None:
+            self.answer_started = now
+            self._batches["answer"] = self.batch
+        if reasoning or other:
+            self.last_content = now
+            self._batches["last"] = self.batch
+            return True
+        return False
+
     def clear(self) -> None:
         """A retry: the attempt so far is void (usage and metadata come again)."""
         got_bytes, attempts, live, batch = self.got_bytes, self.attempts, self.live, self.batch
@@ -82,6 +122,10 @@ class Draft:
     @property
     def reasoning(self) -> str:
         return self.transcript.text(Channel.REASONING)
+
+    def answer_from(self, start: int) -> str:
+        """``answer[start:]``, without joining the text before ``start`` again."""
+        return self.transcript.text_from(Channel.ANSWER, start)
 
     @property
     def refusal(self) -> str:

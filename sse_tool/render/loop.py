@@ -44,8 +44,4 @@ def pump(fd: int, reader: RecordReader, painter: Painter, clock: Callable[[], fl
 
 
 def _feed(records: list, painter: Painter) -> End | None:
-    for record in records:
-        painter.feed(record)
-        if isinstance(record, End):
-            return record
-    return None
+    return painter.feed_all(records)

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..model import End, Note, Record, Reset
+from ..model import Delta, End, Note, Record, Reset
 from .draft import Draft
 
 #: before the first delta, a view that animates gets a frame this long after start ...
@@ -86,6 +86,36 @@ class Painter:
             self._due = max(now, self._last + self.interval)
         if self.interval <= 0:
             self._paint(now)
+
+    def feed_all(self, records: list[Record]) -> End | None:
+        """``feed`` each record, up to and including the ``End`` (returned; None if there
+        is none). The records of one read arrive together: a run of deltas is stored at one
+        clock reading, and schedules at most one paint, as one ``feed`` after another would
+        (a paint is only ever due later). With ``interval`` 0 every delta paints."""
+        i, n = 0, len(records)
+        while i < n:
+            record = records[i]
+            if type(record) is Delta and self.interval > 0 and not self.finished:
+                j = i + 1
+                while j < n and type(records[j]) is Delta:
+                    j += 1
+                self._deltas(records[i:j] if i or j < n else records)
+                i = j
+                continue
+            self.feed(record)
+            if isinstance(record, End):
+                return record
+            i += 1
+        return None
+
+    def _deltas(self, deltas: list[Delta]) -> None:
+        """A run of deltas: ``feed`` for each, at one clock reading."""
+        self.records += len(deltas)
+        now = self.clock()
+        if self.draft.add_deltas(deltas, now):
+            self._next_spin = None  # content is on its way: no more idle frames
+            if self._due is None:
+                self._due = max(now, self._last + self.interval)
 
     def tick(self) -> None:
         """Paint if a paint is due (or an idle frame, for a view that animates)."""

@@ -57,6 +57,12 @@ class PlainView:
     def paint(self, draft: Draft, now: float) -> None:
         if self.reasoning == "show":
             self._stream_reasoning(draft)
+        if self.policy.name == "delta":  # all that arrived: only the new text is read
+            new = draft.answer_from(self.written)
+            if new:
+                self._send(new)
+                self.written += len(new)
+            return
         text = draft.answer
         upto = self.policy.upto(text)
         if upto > self.written:
