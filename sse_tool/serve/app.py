@@ -37,6 +37,7 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from urllib.parse import parse_qsl
 
+from ..plural import count
 from .asgi import (MAX_REQUEST_SIZE, ClientGone, Departure, RequestBody, TooLarge, encode_headers,
                    json_error, respond, too_large)
 from .assemble import assemble, can_assemble
@@ -283,13 +284,13 @@ class StreamApp:
         gone = [k for k in self._requests if test is None or k[0] == test]
         for key in gone:
             del self._requests[key]
-        notes.append(f"reset {len(gone)} counts" + (f" of test {test}" if test else ""))
+        notes.append(f"reset {count(len(gone), 'count')}" + (f" of test {test}" if test else ""))
         await respond(send, 200, [("Content-Type", "application/json")],
                       json.dumps({"reset": len(gone)}).encode())
 
     def listing(self) -> str:
         catalogue = self.streams
-        lines = [f"sse-tool serve: {len(catalogue)} streams"]
+        lines = [f"sse-tool serve: {count(len(catalogue), 'stream')}"]
         width = max((len(s.path) for s in catalogue.streams), default=0)
         for stream in sorted(catalogue.streams, key=lambda s: (s.path, s.name)):
             what = stream.dialect or "unknown format"
