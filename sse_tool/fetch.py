@@ -21,6 +21,7 @@ slow reader) does not count as idle time.
 from __future__ import annotations
 
 import json
+import re
 import sys
 import threading
 import time
@@ -28,6 +29,7 @@ from collections.abc import Callable, Iterator
 from contextlib import closing
 from typing import TYPE_CHECKING, NamedTuple
 
+from . import __version__
 from .errors import ExitCode, SseToolError
 from .redact import SECRET_HEADERS
 from .retry import Failure, RetryPolicy, Wait
@@ -39,6 +41,12 @@ if TYPE_CHECKING:
 
 #: sent unless the request sets these headers itself
 DEFAULT_HEADERS = (("Accept", "text/event-stream"), ("Cache-Control", "no-cache"))
+#: sent in httpx's place (-H 'User-Agent: ...' replaces it)
+USER_AGENT = f"sse-tool/{__version__}"
+#: a URL that names its scheme ("http://", "ftp://"); "localhost:8000/x" does not
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+#: hosts reached over plain http when a URL names no scheme
+_LOOPBACK = re.compile(r"(localhost|127(\.\d+){3}|\[::1\])(:\d*)?([/?#]|$)", re.I)
 #: written before a retried attempt's bytes when an earlier attempt's bytes were already
 #: passed on: an SSE comment (ignored by every SSE parser) that tells sse-tool's own
 #: stages to discard the draft, followed by a blank line
@@ -48,6 +56,14 @@ ERROR_BODY_LIMIT = 64 * 1024
 #: the longest message a failure carries; the edge shortens it for a person once it has
 #: redacted it (shortened first, a secret at the cut would be printed half-masked)
 MESSAGE_LIMIT = 4096
+
+
+def with_scheme(url: str) -> str:
+    """``url`` with a scheme: as given if it names one, else https://, or http:// for a
+    loopback host ("localhost:8000/x"), where a local server seldom has a certificate."""
+    if _SCHEME.match(url):
+        return url
+    return ("http://" if _LOOPBACK.match(url) else "https://") + url
 
 
 class Request(NamedTuple):
@@ -185,6 +201,7 @@ def stream(
     try:
         client = httpx.Client(
             http2=http2, transport=transport, trust_env=trust_env, max_redirects=max_redirects,
+            headers={"User-Agent": USER_AGENT},
             event_hooks={"request": [_strip_secrets_across_origins(request.url)]},
         )
     except ImportError:

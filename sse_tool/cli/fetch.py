@@ -18,7 +18,7 @@ from typing import List, Optional
 import typer
 
 from ..errors import ExitCode, OutputFailed, SseToolError
-from ..fetch import FetchError, Head, Request, Retrying, Sending, Timeouts, shorten, stream
+from ..fetch import FetchError, Head, Request, Retrying, Sending, Timeouts, shorten, stream, with_scheme
 from ..fetch_writeout import Transfer, parse_format, reads_stream, render
 from ..marker import exit_marker
 from ..presets import PROVIDERS, Generation, build, parse_param
@@ -79,7 +79,7 @@ class FetchUsage(SseToolError):
 
 
 def fetch(
-    url: Optional[str] = typer.Argument(None, help="The URL (or use --provider)."),
+    url: Optional[str] = typer.Argument(None, help="The URL (or use --provider); https:// if it names no scheme, http:// on localhost."),
     method: Optional[str] = typer.Option(None, "--method", "-X", help="Request method (default GET, or POST with a body)."),
     header: Optional[List[str]] = typer.Option(None, "--header", "-H", metavar="'NAME: VALUE'",
                                                help="Add a header; 'NAME:' removes one. Repeatable."),
@@ -92,7 +92,7 @@ def fetch(
     max_redirs: int = typer.Option(20, "--max-redirs", min=0, metavar="N", help="At most N redirects with -L."),
     provider: Optional[ProviderName] = typer.Option(None, "--provider", "-p", help="Build the request for this API."),
     model: Optional[str] = typer.Option(None, "--model", "-m", help="Model name (with --provider)."),
-    prompt: Optional[str] = typer.Option(None, "--prompt", help="The user prompt; - reads it from stdin."),
+    prompt: Optional[str] = typer.Option(None, "--prompt", help="The user prompt; - reads it from stdin. Text piped in goes before it."),
     system: Optional[str] = typer.Option(None, "--system", help="A system prompt."),
     max_tokens: Optional[int] = typer.Option(None, "--max-tokens", min=1, help="Maximum output tokens."),
     temperature: Optional[float] = typer.Option(None, "--temperature", help="Sampling temperature."),
@@ -123,8 +123,8 @@ def fetch(
 ) -> None:
     """Send one HTTP request and write the response body to stdout as it arrives, unchanged.
 
-    Each chunk is flushed at once. Accept: text/event-stream and Cache-Control: no-cache
-    are sent unless -H sets them. Secrets (Authorization, x-api-key, api-key,
+    Each chunk is flushed at once. Accept: text/event-stream, Cache-Control: no-cache and
+    User-Agent: sse-tool/VERSION are sent unless -H sets them. Secrets (Authorization, x-api-key, api-key,
     x-goog-api-key, cookies, key= parameters) are redacted in every message and recording.
     """
     timeouts = Timeouts(
@@ -225,6 +225,7 @@ def _request(url, method, headers, data, json_data, provider, gen, base_url, red
     if provider is None:
         if url is None:
             raise FetchUsage("give a URL, or --provider with --model and --prompt")
+        url = with_scheme(url)
         if data is not None:
             pairs = _defaults([("Content-Type", "application/x-www-form-urlencoded")], pairs)
         elif json_data is not None:
@@ -242,12 +243,23 @@ def _request(url, method, headers, data, json_data, provider, gen, base_url, red
         gen = gen._replace(prompt=sys.stdin.read())
     elif not gen.prompt:
         raise FetchUsage(f"--provider {provider.value} needs --prompt (- reads it from stdin)")
+    elif piped := _piped():
+        gen = gen._replace(prompt=f"{piped}\n\n{gen.prompt}")
     have_credential = any(is_secret_header(n) and v.strip() for n, v in pairs)
-    preset = build(provider.value, gen, os.environ, base_url=base_url, have_credential=have_credential)
+    preset = build(provider.value, gen, os.environ, base_url=base_url and with_scheme(base_url),
+                   have_credential=have_credential)
     redactor.learn_headers(preset.headers)
     redactor.learn_url(preset.url)
     return Request((method or preset.method).upper(), preset.url,
                    tuple(_defaults(preset.headers, pairs)), preset.body)
+
+
+def _piped() -> str:
+    """Text piped to fetch beside a --prompt, which goes before the prompt (as ``llm``
+    does): ``git diff | sse-tool fetch ... --prompt 'Review this'``. Not a terminal's."""
+    if sys.stdin is None or sys.stdin.isatty():
+        return ""
+    return sys.stdin.read().rstrip("\n")
 
 
 def _header(text: str) -> tuple[str, str]:
