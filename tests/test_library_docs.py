@@ -1,0 +1,62 @@
+"""docs/library.md: each example runs as a doctest, against a real local HTTP server that
+serves samples/, from the repository's root; and the package's face (py.typed, dir)."""
+
+from __future__ import annotations
+
+import doctest
+import functools
+import os
+import sys
+import threading
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+import sse_tool
+
+from .support import ROOT, SAMPLES
+
+DOC = ROOT / "docs" / "library.md"
+
+
+class _Quiet(SimpleHTTPRequestHandler):
+    def log_message(self, *args) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def samples_url():
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(SAMPLES)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def test_every_example_of_the_library_guide_runs_as_shown(samples_url, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    # the examples run `sse-tool`: the one installed beside this Python
+    monkeypatch.setenv("PATH", os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
+    monkeypatch.delenv("PYTHONUNBUFFERED", raising=False)
+    parser = doctest.DocTestParser()
+    test = parser.get_doctest(DOC.read_text(encoding="utf-8"), {"base": samples_url}, DOC.name, str(DOC), 0)
+    assert len(test.examples) >= 25
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    failures = []
+    runner.run(test, out=failures.append)
+    assert runner.failures == 0, "".join(failures)
+
+
+def test_the_package_is_typed():
+    assert (ROOT / "sse_tool" / "py.typed").is_file()
+
+
+def test_dir_lists_the_api_and_nothing_else():
+    import sse_tool.decode  # noqa: F401  (a submodule imported sets an attribute)
+
+    public = [name for name in dir(sse_tool) if not name.startswith("_")]
+    assert public == sorted(sse_tool.__all__)
+    assert {"annotations", "importlib", "decode"}.isdisjoint(dir(sse_tool))
+    assert "__version__" in dir(sse_tool)
+    for name in sse_tool.__all__:
+        getattr(sse_tool, name)
