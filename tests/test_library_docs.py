@@ -4,33 +4,24 @@ serves samples/, from the repository's root; and the package's face (py.typed, d
 from __future__ import annotations
 
 import doctest
-import functools
 import os
 import sys
-import threading
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
 import sse_tool
 
+from .file_server import FileServer
 from .support import ROOT, SAMPLES
 
 DOC = ROOT / "docs" / "library.md"
 
 
-class _Quiet(SimpleHTTPRequestHandler):
-    def log_message(self, *args) -> None:
-        pass
-
-
 @pytest.fixture(scope="module")
 def samples_url():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(SAMPLES)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    server = FileServer(SAMPLES)
+    yield server.url
+    server.close()
 
 
 def test_every_example_of_the_library_guide_runs_as_shown(samples_url, monkeypatch):

@@ -75,7 +75,7 @@ def help_(ctx: typer.Context, command: Optional[str] = typer.Argument(None, help
 EPILOG = """\b
 Examples:
   sse-tool fetch --provider anthropic --model claude-sonnet-4-5 --prompt 'Hi' | sse-tool render
-  sse-tool frame samples/anthropic-thinking.sse | sse-tool normalize | jq -c .
+  sse-tool frame stream.sse | sse-tool normalize | jq -c .
   sse-tool help COMMAND;  man sse-tool;  man sse-tool-COMMAND
 
 \b

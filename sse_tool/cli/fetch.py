@@ -40,7 +40,7 @@ Examples:
   sse-tool fetch --provider anthropic --model claude-sonnet-4-5 --prompt 'Hi' | sse-tool render
   echo 'Why?' | sse-tool fetch --provider openai --model gpt-4o-mini --prompt - --record why.rec
   sse-tool fetch --json @req.json -H "Authorization: Bearer $KEY" https://api.example.com/v1/chat
-  sse-tool fetch -w 'ttft %{time_first_token}s http %{http_code} exit %{exit_code}\n' URL > /dev/null
+  sse-tool fetch -w 'ttft %{time_first_token}s http %{http_code} exit %{exit_code}\\n' URL > /dev/null
 
 \b
 Redirects are not followed unless -L is given (as with curl); proxies come from
