@@ -1,5 +1,6 @@
-"""docs/library.md: each example runs as a doctest, against a real local HTTP server that
-serves samples/, from the repository's root; and the package's face (py.typed, dir)."""
+"""docs/library.md and the README's Python examples run as doctests, against a real local
+HTTP server that serves samples/, from the repository's root; and the package's face
+(py.typed, dir)."""
 
 from __future__ import annotations
 
@@ -24,14 +25,15 @@ def samples_url():
     server.close()
 
 
-def test_every_example_of_the_library_guide_runs_as_shown(samples_url, monkeypatch):
+@pytest.mark.parametrize("doc, least", [(DOC, 25), (ROOT / "README.md", 5)], ids=lambda d: getattr(d, "name", d))
+def test_every_python_example_runs_as_shown(doc, least, samples_url, monkeypatch):
     monkeypatch.chdir(ROOT)
     # the examples run `sse-tool`: the one installed beside this Python
     monkeypatch.setenv("PATH", os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
     monkeypatch.delenv("PYTHONUNBUFFERED", raising=False)
     parser = doctest.DocTestParser()
-    test = parser.get_doctest(DOC.read_text(encoding="utf-8"), {"base": samples_url}, DOC.name, str(DOC), 0)
-    assert len(test.examples) >= 25
+    test = parser.get_doctest(doc.read_text(encoding="utf-8"), {"base": samples_url}, doc.name, str(doc), 0)
+    assert len(test.examples) >= least
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
     failures = []
     runner.run(test, out=failures.append)
