@@ -41,12 +41,6 @@ if TYPE_CHECKING:
 
 #: sent unless the request sets these headers itself
 DEFAULT_HEADERS = (("Accept", "text/event-stream"), ("Cache-Control", "no-cache"))
-#: sent in httpx's place (-H 'User-Agent: ...' replaces it)
-USER_AGENT = f"sse-tool/{__version__}"
-#: a URL that names its scheme ("http://", "ftp://"); "localhost:8000/x" does not
-_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
-#: hosts reached over plain http when a URL names no scheme
-_LOOPBACK = re.compile(r"(localhost|127(\.\d+){3}|\[::1\])(:\d*)?([/?#]|$)", re.I)
 #: written before a retried attempt's bytes when an earlier attempt's bytes were already
 #: passed on: an SSE comment (ignored by every SSE parser) that tells sse-tool's own
 #: stages to discard the draft, followed by a blank line
@@ -56,6 +50,14 @@ ERROR_BODY_LIMIT = 64 * 1024
 #: the longest message a failure carries; the edge shortens it for a person once it has
 #: redacted it (shortened first, a secret at the cut would be printed half-masked)
 MESSAGE_LIMIT = 4096
+
+
+#: sent in httpx's place (-H 'User-Agent: ...' replaces it)
+USER_AGENT = f"sse-tool/{__version__}"
+#: a URL that names its scheme ("http://", "ftp://"); "localhost:8000/x" does not
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+#: hosts reached over plain http when a URL names no scheme
+_LOOPBACK = re.compile(r"(localhost|127(\.\d+){3}|\[::1\])(:\d*)?([/?#]|$)", re.I)
 
 
 def with_scheme(url: str) -> str:
