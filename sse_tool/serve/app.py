@@ -37,6 +37,8 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from urllib.parse import parse_qsl
 
+from ..plural import count
+
 from .asgi import (MAX_REQUEST_SIZE, ClientGone, Departure, RequestBody, TooLarge, encode_headers,
                    json_error, respond, too_large)
 from .assemble import assemble, can_assemble
@@ -47,7 +49,6 @@ from .quirks import QuirkError, apply_quirks
 from .routes import ENDPOINTS, Ask, ask_of, find_endpoint
 from .streams import Catalogue, Stream
 from .summary import summarize
-from ..plural import count
 from ..replay import Step
 
 #: what uvicorn logs when an app returns mid-body; here that is always a deliberate cut
