@@ -37,8 +37,6 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from urllib.parse import parse_qsl
 
-from ..plural import count
-
 from .asgi import (MAX_REQUEST_SIZE, ClientGone, Departure, RequestBody, TooLarge, encode_headers,
                    json_error, respond, too_large)
 from .assemble import assemble, can_assemble
@@ -281,6 +279,8 @@ class StreamApp:
             await respond(send, 405, [("Content-Type", "application/json"), ("Allow", "POST")],
                           json_error(f"POST {RESET_PATH} (?test=ID for one test)", "invalid_request_error"))
             return
+        from ..plural import count
+
         test = query.get("test")
         gone = [k for k in self._requests if test is None or k[0] == test]
         for key in gone:
@@ -290,6 +290,8 @@ class StreamApp:
                       json.dumps({"reset": len(gone)}).encode())
 
     def listing(self) -> str:
+        from ..plural import count
+
         catalogue = self.streams
         lines = [f"sse-tool serve: {count(len(catalogue), 'stream')}"]
         width = max((len(s.path) for s in catalogue.streams), default=0)
