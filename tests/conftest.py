@@ -3,7 +3,7 @@
 Every test has a limit (``timeout`` in pyproject.toml, generous: a hang fails one test
 instead of holding CI until its own limit); a test in a module that starts processes
 (it uses subprocess, pty or pexpect, itself or through a helper module of the tests) gets
-PROCESS_TIMEOUT, tighter, unless it is marked with a limit of its own.
+PROCESS_TIMEOUT, tighter, unless it is marked with a limit of its own or marked slow.
 """
 
 from __future__ import annotations
@@ -44,6 +44,8 @@ def pytest_collection_modifyitems(items) -> None:
     for item in items:
         module = getattr(item, "module", None)
         if module is None or item.get_closest_marker("timeout") is not None:
+            continue
+        if item.get_closest_marker("slow") is not None:  # exhaustive: the generous default
             continue
         if seen.setdefault(module.__name__, _uses_processes(module)):
             item.add_marker(pytest.mark.timeout(PROCESS_TIMEOUT))

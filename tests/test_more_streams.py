@@ -67,6 +67,7 @@ def test_auto_detection_finds_the_framing_and_the_provider(case):
     assert summary(out) == expected(case)
 
 
+@pytest.mark.slow  # every position of every sample; byte by byte below runs by default
 @pytest.mark.parametrize("case", WHOLE, ids=[c["file"] for c in WHOLE])
 def test_every_cut_position_gives_the_same_records(case):
     data = read(case["file"])
