@@ -89,3 +89,19 @@ def test_with_nothing_piped_the_prompt_is_alone(server):
 
 def test_prompt_dash_still_means_stdin_is_the_prompt(server):
     assert prompt_sent(server, "--prompt", "-", input="¿Por qué?\n".encode()) == "¿Por qué?\n"
+
+
+def test_a_socket_left_open_on_stdin_is_not_waited_for(server):
+    import socket
+
+    ours, theirs = socket.socketpair()  # never closed while fetch runs: reading it would hang
+    try:
+        n = len(server.requests)
+        r = subprocess.run([*SSE_TOOL, "fetch", "-p", "openai", "-m", "m", "--prompt", "Hi",
+                            "--base-url", server.url("/capture/v1")], stdin=theirs,
+                           capture_output=True, timeout=30, env=clean_env(OPENAI_API_KEY=""))
+    finally:
+        ours.close()
+        theirs.close()
+    assert r.returncode == 0, r.stderr
+    assert json.loads(server.requests[n].body)["messages"][-1]["content"] == "Hi"

@@ -15,6 +15,7 @@ from sse_tool.model import Channel, Delta, End
 from sse_tool.ndjson import NdjsonParser
 from sse_tool.pipeline import RecordReader
 
+from .marks import spread
 from .support import FIXTURES, SAMPLES, SSE_TOOL, clean_env, cut_positions
 
 CASES = json.loads((SAMPLES / "expected-more.json").read_text())
@@ -205,7 +206,7 @@ def test_frame_told_json_array_refuses_ndjson_with_exit_5():
     assert r.stdout.startswith(b'{"comment":"sse-tool exit 5 frame: not a JSON array')
 
 
-@pytest.mark.parametrize("case", CASES, ids=IDS)
+@pytest.mark.parametrize("case", spread(CASES, 4, ids=lambda c: c["file"]))
 def test_normalize_exit_code_follows_the_status(case):
     r = run("normalize", str(SAMPLES / case["file"]))
     assert r.returncode == EXIT[case["status"]], r.stderr

@@ -11,6 +11,7 @@ import pytest
 import sse_tool
 from sse_tool.model import End, Status, to_record
 
+from .marks import spread
 from .support import SAMPLES, SSE_TOOL, clean_env
 
 SAMPLE_FILES = sorted(p for p in SAMPLES.iterdir() if p.suffix in (".sse", ".json", ".ndjson", ".eventstream")
@@ -28,7 +29,7 @@ def as_lines(records) -> list[dict]:
     return [json.loads(json.dumps(to_record(r))) for r in records]
 
 
-@pytest.mark.parametrize("path", SAMPLE_FILES, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", spread(SAMPLE_FILES, 4, ids=lambda p: p.name))
 def test_the_records_and_the_end_are_the_clis(path):
     data = path.read_bytes()
     assert as_lines(sse_tool.records([data], name="<stdin>")) == normalized_by_the_cli(data)

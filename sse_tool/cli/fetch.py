@@ -7,7 +7,9 @@ recording, failures to exit codes. httpx is imported only when a request is made
 
 from __future__ import annotations
 
+import io
 import os
+import stat
 import sys
 import time
 from contextlib import closing
@@ -124,8 +126,9 @@ def fetch(
     """Send one HTTP request and write the response body to stdout as it arrives, unchanged.
 
     Each chunk is flushed at once. Accept: text/event-stream, Cache-Control: no-cache and
-    User-Agent: sse-tool/VERSION are sent unless -H sets them. Secrets (Authorization, x-api-key, api-key,
-    x-goog-api-key, cookies, key= parameters) are redacted in every message and recording.
+    User-Agent: sse-tool/VERSION are sent unless -H sets them. Secrets (Authorization,
+    x-api-key, api-key, x-goog-api-key, cookies, key= parameters) are redacted in every
+    message and recording.
     """
     timeouts = Timeouts(
         connect=_duration(connect_timeout), first_byte=_duration(first_byte_timeout),
@@ -256,8 +259,15 @@ def _request(url, method, headers, data, json_data, provider, gen, base_url, red
 
 def _piped() -> str:
     """Text piped to fetch beside a --prompt, which goes before the prompt (as ``llm``
-    does): ``git diff | sse-tool fetch ... --prompt 'Review this'``. Not a terminal's."""
-    if sys.stdin is None or sys.stdin.isatty():
+    does): ``git diff | sse-tool fetch ... --prompt 'Review this'``. Only a pipe or a file
+    is read: not a terminal, nor a socket a service manager left open, which may never end."""
+    if sys.stdin is None:
+        return ""
+    try:
+        mode = os.fstat(sys.stdin.fileno()).st_mode
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        return sys.stdin.read().rstrip("\n")  # an in-memory stdin (a library caller's)
+    if not (stat.S_ISFIFO(mode) or stat.S_ISREG(mode)):
         return ""
     return sys.stdin.read().rstrip("\n")
 
