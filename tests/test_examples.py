@@ -30,10 +30,7 @@ import typer
 from sse_tool.cli import COMMANDS, build
 
 from .file_server import FileServer
-from .support import FIXTURES, ROOT, SAMPLES, clean_env
-
-pytestmark = pytest.mark.timeout(300)
-
+from .support import FIXTURES, ROOT, SAMPLES, SSE_TOOL, clean_env
 
 class Example(NamedTuple):
     where: str  # file:line
@@ -196,7 +193,7 @@ def workdir(tmp_path_factory) -> Path:
     server = FileServer(SAMPLES)
     try:
         for name, sample in RECORDINGS.items():
-            subprocess.run([*SSE_TOOL_BIN, "fetch", "--record", str(work / name), f"{server.url}/{sample}"],
+            subprocess.run([*SSE_TOOL, "fetch", "--record", str(work / name), f"{server.url}/{sample}"],
                            stdout=subprocess.DEVNULL, check=True, timeout=60, env=clean_env())
     finally:
         server.close()
@@ -207,8 +204,6 @@ def workdir(tmp_path_factory) -> Path:
             shutil.copy(source, work / folder / name)
     return work
 
-
-SSE_TOOL_BIN = [sys.executable, "-m", "sse_tool"]
 
 
 def test_examples_are_found_in_every_source():
