@@ -11,13 +11,12 @@ Each layer is a sans-I/O core with ``feed(...) -> list`` and ``close()``::
 * ``Normalizer``: one provider's events to channel records (``Delta``, ``End``, ...).
 * ``ThinkTags``: ``<think>…</think>`` in answer text to reasoning deltas.
 * ``RecordReader``: bytes of any stage's output straight to channel records.
+* ``records`` (``arecords`` for async): the whole pipe in one call, chunks of bytes in,
+  records out, ending with the ``End`` that ``sse-tool normalize`` writes.
 
 Names are imported on first use, so ``import sse_tool`` stays cheap for pipe stages.
+docs/library.md shows each in use.
 """
-
-from __future__ import annotations
-
-import importlib
 
 __version__ = "0.1.0"
 
@@ -37,6 +36,7 @@ _EXPORTS = {
     "ThinkTags": "think",
     "Normalizer": "normalize",
     "RecordReader": "pipeline",
+    "records": "reading", "arecords": "reading",
     "PROVIDERS": "providers",
 }
 
@@ -47,8 +47,11 @@ def __getattr__(name: str):
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'sse_tool' has no attribute {name!r}")
-    return getattr(importlib.import_module(f".{module}", __name__), name)
+    from importlib import import_module
+
+    return getattr(import_module(f".{module}", __name__), name)
 
 
 def __dir__():
-    return sorted([*globals(), *_EXPORTS])
+    # the API, not the submodules that importing it set as attributes
+    return sorted({*__all__, "__version__", *(n for n in globals() if n.startswith("__") and n != "__getattr__")})

@@ -84,8 +84,8 @@ class JsonArrayParser:
         while True:
             if self._line_start and chunk[i:i + 1] == b":":
                 at = i
-            else:
-                at = chunk.find(b"\n:", i) + 1
+            else:  # a line starts after LF, or after a lone CR (fetch cut inside a CRLF)
+                at = _line_start(chunk, i)
                 if not at:
                     break
             stop = chunk.find(b"\n", at)
@@ -111,7 +111,7 @@ class JsonArrayParser:
     def _scan(self, chunk: bytes, out: list) -> None:
         if chunk:
             self._feed(chunk, out)
-            self._line_start = chunk[-1:] == b"\n"
+            self._line_start = chunk[-1:] in (b"\n", b"\r")
 
     def _marker(self, marker, out: list) -> None:
         if marker.kind != NOTE:  # the bytes of an attempt end here: what was being read is cut
@@ -265,3 +265,9 @@ class JsonArrayParser:
         self._state = _AFTER
         out.append(SseEvent("message", decode_field(raw), None, None, self._start, self._pos + i))
         return i
+
+
+def _line_start(chunk: bytes, i: int) -> int:
+    """Where the first line that starts with ``:`` from ``i`` on begins, or 0."""
+    lf, cr = chunk.find(b"\n:", i), chunk.find(b"\r:", i)
+    return min(at for at in (lf, cr) if at >= 0) + 1 if lf >= 0 or cr >= 0 else 0

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from urllib.parse import quote
 
 from .. import __version__
+from ..plural import count
 from .rules import RULES, Finding, Rule, Severity
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -108,7 +109,7 @@ _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.NOTE:
 
 def counts(tally: dict) -> str:
     """``2 errors, 1 warning`` (or ``no findings``) from a count per severity."""
-    parts = [f"{n} {s.label}{'s' if n != 1 else ''}" for s, n in sorted(tally.items(), reverse=True) if n]
+    parts = [count(n, s.label) for s, n in sorted(tally.items(), reverse=True) if n]
     return ", ".join(parts) or "no findings"
 
 

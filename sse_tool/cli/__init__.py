@@ -7,9 +7,11 @@ subcommand, is built for the top-level help, shell completion and ``sse_tool.cli
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 import sys
+from inspect import Parameter, signature as signature_of
 from typing import Optional
 
 import typer
@@ -53,7 +55,7 @@ def _version(ctx: typer.Context, value: bool) -> None:
 def _main(
     ctx: typer.Context,
     version: Optional[bool] = typer.Option(
-        None, "--version", callback=_version, help="Print the version and exit."
+        None, "--version", "-V", callback=_version, help="Print the version and exit."
     ),
     verbose: bool = typer.Option(
         False, "--verbose", "-v", is_eager=True,
@@ -67,11 +69,43 @@ def _main(
         _edge.debug = True
 
 
+def _with_debug(command):
+    """``command`` with a ``--debug`` option of its own, so that it may follow the
+    subcommand's name as well as precede it."""
+    signature = signature_of(command)
+    option = Parameter(
+        "debug_", Parameter.KEYWORD_ONLY, annotation=bool,
+        default=typer.Option(False, "--debug", help="Show tracebacks of internal errors (as SSE_TOOL_DEBUG=1)."),
+    )
+
+    @functools.wraps(command)
+    def run(*args, debug_: bool = False, **kwargs):
+        if debug_:
+            _edge.debug = True
+        return command(*args, **kwargs)
+
+    run.__signature__ = signature.replace(parameters=[*signature.parameters.values(), option])
+    return run
+
+
+def help_(ctx: typer.Context, command: Optional[str] = typer.Argument(None, help="A subcommand.")) -> None:
+    """Show the help of COMMAND (as COMMAND --help), or of sse-tool."""
+    group, top = ctx.parent.command, ctx.parent
+    if command is None:
+        typer.echo(group.get_help(top))
+        return
+    sub = group.get_command(top, command)
+    if sub is None:
+        raise typer.BadParameter(f"no such command: {command} (one of {', '.join(COMMANDS)})",
+                                 param_hint="COMMAND")
+    typer.echo(sub.get_help(type(ctx)(sub, info_name=command, parent=top)))
+
+
 EPILOG = """\b
 Examples:
   sse-tool fetch --provider anthropic --model claude-sonnet-4-5 --prompt 'Hi' | sse-tool render
-  sse-tool frame samples/anthropic-thinking.sse | sse-tool normalize | jq -c .
-  sse-tool COMMAND --help;  man sse-tool;  man sse-tool-COMMAND
+  sse-tool frame stream.sse | sse-tool normalize | jq -c .
+  sse-tool help COMMAND;  man sse-tool;  man sse-tool-COMMAND
 
 \b
 Exit status (every command):
@@ -106,7 +140,8 @@ def build(names=COMMANDS) -> typer.Typer:
     app.callback()(_main)
     for name in names:
         module = importlib.import_module(f"{__name__}.{name}")
-        app.command(name, epilog=module.EPILOG)(getattr(module, name))
+        app.command(name, epilog=module.EPILOG)(_with_debug(getattr(module, name)))
+    app.command("help")(help_)
     return app
 
 

@@ -18,6 +18,7 @@ import typer
 
 from ..errors import BadInput, ExitCode
 from ..framing import FRAMERS
+from ..plural import count
 from ..providers import PROVIDERS
 from ..sse import DEFAULT_MAX_EVENT_SIZE
 from ..marker import NO_STREAM
@@ -190,7 +191,7 @@ def _about(checker, what: str = "") -> str:
         return f"{what}, an HTTP error"
     parts = [what] if what else []
     parts += [checker.provider or "no provider recognised", checker.framing or "sse",
-              f"{checker.events} event{'s' if checker.events != 1 else ''}"]
+              count(checker.events, "event")]
     return ", ".join(parts)
 
 

@@ -7,7 +7,9 @@ recording, failures to exit codes. httpx is imported only when a request is made
 
 from __future__ import annotations
 
+import io
 import os
+import stat
 import sys
 import time
 from contextlib import closing
@@ -18,7 +20,7 @@ from typing import List, Optional
 import typer
 
 from ..errors import ExitCode, OutputFailed, SseToolError
-from ..fetch import FetchError, Head, Request, Retrying, Sending, Timeouts, shorten, stream
+from ..fetch import FetchError, Head, Request, Retrying, Sending, Timeouts, shorten, stream, with_scheme
 from ..fetch_writeout import Transfer, parse_format, reads_stream, render
 from ..marker import exit_marker
 from ..presets import PROVIDERS, Generation, build, parse_param
@@ -42,7 +44,7 @@ Examples:
   sse-tool fetch --provider anthropic --model claude-sonnet-4-5 --prompt 'Hi' | sse-tool render
   echo 'Why?' | sse-tool fetch --provider openai --model gpt-4o-mini --prompt - --record why.rec
   sse-tool fetch --json @req.json -H "Authorization: Bearer $KEY" https://api.example.com/v1/chat
-  sse-tool fetch -w 'ttft %{time_first_token}s http %{http_code} exit %{exit_code}\n' URL > /dev/null
+  sse-tool fetch -w 'ttft %{time_first_token}s http %{http_code} exit %{exit_code}\\n' URL > /dev/null
 
 \b
 Redirects are not followed unless -L is given (as with curl); proxies come from
@@ -81,7 +83,7 @@ class FetchUsage(SseToolError):
 
 
 def fetch(
-    url: Optional[str] = typer.Argument(None, help="The URL (or use --provider)."),
+    url: Optional[str] = typer.Argument(None, help="The URL (or use --provider); https:// if it names no scheme, http:// on localhost."),
     method: Optional[str] = typer.Option(None, "--method", "-X", help="Request method (default GET, or POST with a body)."),
     header: Optional[List[str]] = typer.Option(None, "--header", "-H", metavar="'NAME: VALUE'",
                                                help="Add a header; 'NAME:' removes one. Repeatable."),
@@ -92,9 +94,9 @@ def fetch(
     http2: bool = typer.Option(False, "--http2", help="Try HTTP/2 (needs the h2 package)."),
     location: bool = typer.Option(False, "--location", "-L", help="Follow redirects."),
     max_redirs: int = typer.Option(20, "--max-redirs", min=0, metavar="N", help="At most N redirects with -L."),
-    provider: Optional[ProviderName] = typer.Option(None, "--provider", help="Build the request for this API."),
+    provider: Optional[ProviderName] = typer.Option(None, "--provider", "-p", help="Build the request for this API."),
     model: Optional[str] = typer.Option(None, "--model", "-m", help="Model name (with --provider)."),
-    prompt: Optional[str] = typer.Option(None, "--prompt", "-p", help="The user prompt; - reads it from stdin."),
+    prompt: Optional[str] = typer.Option(None, "--prompt", help="The user prompt; - reads it from stdin. Text piped in goes before it."),
     system: Optional[str] = typer.Option(None, "--system", help="A system prompt."),
     max_tokens: Optional[int] = typer.Option(None, "--max-tokens", min=1, help="Maximum output tokens."),
     temperature: Optional[float] = typer.Option(None, "--temperature", help="Sampling temperature."),
@@ -135,9 +137,10 @@ def fetch(
 ) -> None:
     """Send one HTTP request and write the response body to stdout as it arrives, unchanged.
 
-    Each chunk is flushed at once. Accept: text/event-stream and Cache-Control: no-cache
-    are sent unless -H sets them. Secrets (Authorization, x-api-key, api-key,
-    x-goog-api-key, cookies, key= parameters) are redacted in every message and recording.
+    Each chunk is flushed at once. Accept: text/event-stream, Cache-Control: no-cache and
+    User-Agent: sse-tool/VERSION are sent unless -H sets them. Secrets (Authorization,
+    x-api-key, api-key, x-goog-api-key, cookies, key= parameters) are redacted in every
+    message and recording.
     """
     timeouts = Timeouts(
         connect=_duration(connect_timeout), first_byte=_duration(first_byte_timeout),
@@ -239,6 +242,7 @@ def _request(url, method, headers, data, json_data, provider, gen, base_url, red
     if provider is None:
         if url is None:
             raise FetchUsage("give a URL, or --provider with --model and --prompt")
+        url = with_scheme(url)
         if data is not None:
             pairs = _defaults([("Content-Type", "application/x-www-form-urlencoded")], pairs)
         elif json_data is not None:
@@ -256,12 +260,30 @@ def _request(url, method, headers, data, json_data, provider, gen, base_url, red
         gen = gen._replace(prompt=sys.stdin.read())
     elif not gen.prompt:
         raise FetchUsage(f"--provider {provider.value} needs --prompt (- reads it from stdin)")
+    elif piped := _piped():
+        gen = gen._replace(prompt=f"{piped}\n\n{gen.prompt}")
     have_credential = any(is_secret_header(n) and v.strip() for n, v in pairs)
-    preset = build(provider.value, gen, os.environ, base_url=base_url, have_credential=have_credential)
+    preset = build(provider.value, gen, os.environ, base_url=base_url and with_scheme(base_url),
+                   have_credential=have_credential)
     redactor.learn_headers(preset.headers)
     redactor.learn_url(preset.url)
     return Request((method or preset.method).upper(), preset.url,
                    tuple(_defaults(preset.headers, pairs)), preset.body)
+
+
+def _piped() -> str:
+    """Text piped to fetch beside a --prompt, which goes before the prompt (as ``llm``
+    does): ``git diff | sse-tool fetch ... --prompt 'Review this'``. Only a pipe or a file
+    is read: not a terminal, nor a socket a service manager left open, which may never end."""
+    if sys.stdin is None:
+        return ""
+    try:
+        mode = os.fstat(sys.stdin.fileno()).st_mode
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        return sys.stdin.read().rstrip("\n")  # an in-memory stdin (a library caller's)
+    if not (stat.S_ISFIFO(mode) or stat.S_ISREG(mode)):
+        return ""
+    return sys.stdin.read().rstrip("\n")
 
 
 def _header(text: str) -> tuple[str, str]:

@@ -20,7 +20,7 @@ From = Enum("From", {name: name for name in ["auto", *FRAMERS]}, type=str)
 EPILOG = """\b
 Examples:
   curl -sN https://... | sse-tool frame | jq -r .data
-  sse-tool frame --json samples/anthropic.sse | jq -r '.data.delta.text // empty'
+  sse-tool frame --json stream.sse | jq -rj '.data.delta.text // empty'
   sse-tool frame --offsets --comments recording.sse
   sse-tool frame --json bedrock.eventstream | jq -c '{event, data}'
 

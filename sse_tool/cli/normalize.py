@@ -33,7 +33,7 @@ ThinkTagsMode = Enum("ThinkTagsMode", {name: name for name in MODES}, type=str)
 EPILOG = """\b
 Examples:
   curl -sN https://... | sse-tool normalize | jq -rj 'select(.channel=="answer").text'
-  sse-tool normalize samples/anthropic-thinking.sse
+  sse-tool normalize stream.sse
   sse-tool frame recording.sse | sse-tool normalize --provider openai --aggregate
 
 \b

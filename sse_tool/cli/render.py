@@ -19,6 +19,7 @@ import typer
 from ..errors import BadInput, ExitCode, OutputFailed, SseToolError
 from ..model import Status, stopped_early
 from ..pipeline import SOURCES, RecordReader
+from ..plural import count
 from ..providers import PROVIDERS
 from ..render import persist
 from ..render.loop import pump
@@ -162,7 +163,7 @@ def render(
     reasoning: Reasoning = typer.Option("auto", "--reasoning",
                                         help="show, collapse to one line, or hide the reasoning "
                                              "(auto: collapse on a terminal, hide in a pipe)."),
-    markdown: bool = typer.Option(False, "--markdown", "-m",
+    markdown: bool = typer.Option(False, "--markdown",
                                   help="Render the answer as Markdown on a terminal, block by block."),
     on_truncate: OnTruncate = typer.Option("replace", "--on-truncate",
                                            help="A cut-off answer: show no more of it than was released, "
@@ -297,5 +298,5 @@ def worse(code: int, other: int) -> int:
 
 def _report(painter: Painter, now: float) -> None:
     elapsed = max(now - painter.started, 1e-9)
-    warn("render", f"stats: {painter.paints} paints in {elapsed:.2f} s ({painter.paints / elapsed:.1f}/s), "
-                   f"{painter.spins} spinner frames, {painter.records} records")
+    warn("render", f"stats: {count(painter.paints, 'paint')} in {elapsed:.2f} s ({painter.paints / elapsed:.1f}/s), "
+                   f"{count(painter.spins, 'spinner frame')}, {count(painter.records, 'record')}")

@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 import typer
 
 from ..errors import ExitCode, SseToolError
+from ..plural import count
 from ..presets import PROVIDERS
 from ..redact import Redactor
 from ..serve import ServeUsage
@@ -299,7 +300,7 @@ def _streams(paths, faults, speed, rate, limit, providers=(), routes=(), fallbac
     app = StreamApp(streams, base=base, speed=speed, rate=rate, max_request_size=limit,
                     providers=providers, fallback=fallback)
     shown = f", as {' and '.join(providers)}" if providers else ""
-    return app, f"{len(streams)} streams{shown}, GET / lists them"
+    return app, f"{count(len(streams), 'stream')}{shown}, GET / lists them"
 
 
 def _record_folder(name: str):
@@ -327,7 +328,7 @@ def _hybrid(relay, folder, providers, routes, speed, rate, limit, what):
                 app.streams.add(stream)
 
     relay.recorder.saved = saved
-    return app, f"replaying {len(app.streams)} recordings from {folder}, else {what}"
+    return app, f"replaying {count(len(app.streams), 'recording')} from {folder}, else {what}"
 
 
 def _resume_store(resumable, size, ttl, upstream, mode, record_dir):

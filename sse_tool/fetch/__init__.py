@@ -15,9 +15,9 @@ the body), ``watchdog`` (deadlines), ``failures`` (typed errors and their wordin
 
 from .failures import (MESSAGE_LIMIT, BodyCut, ConnectionFailed, FetchError, HttpError, TimedOut,
                        UsageError, error_message, shorten)
-from .request import DEFAULT_HEADERS, Request, Timeouts
+from .request import DEFAULT_HEADERS, USER_AGENT, Request, Timeouts, with_scheme
 from .transfer import ERROR_BODY_LIMIT, Head, Retrying, Sending, stream
 
 __all__ = ["DEFAULT_HEADERS", "ERROR_BODY_LIMIT", "MESSAGE_LIMIT", "BodyCut", "ConnectionFailed",
            "FetchError", "Head", "HttpError", "Request", "Retrying", "Sending", "TimedOut",
-           "Timeouts", "UsageError", "error_message", "shorten", "stream"]
+           "Timeouts", "USER_AGENT", "UsageError", "error_message", "shorten", "stream", "with_scheme"]

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, NamedTuple
 
+from .. import __version__
 from ..redact import SECRET_HEADERS
 from .lazy import load_httpx
 
@@ -12,6 +14,20 @@ if TYPE_CHECKING:
 
 #: sent unless the request sets these headers itself
 DEFAULT_HEADERS = (("Accept", "text/event-stream"), ("Cache-Control", "no-cache"))
+#: sent in httpx's place (-H 'User-Agent: ...' replaces it)
+USER_AGENT = f"sse-tool/{__version__}"
+#: a URL that names its scheme ("http://", "ftp://"); "localhost:8000/x" does not
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+#: hosts reached over plain http when a URL names no scheme
+_LOOPBACK = re.compile(r"(localhost|127(\.\d+){3}|\[::1\])(:\d*)?([/?#]|$)", re.I)
+
+
+def with_scheme(url: str) -> str:
+    """``url`` with a scheme: as given if it names one, else https://, or http:// for a
+    loopback host ("localhost:8000/x"), where a local server seldom has a certificate."""
+    if _SCHEME.match(url):
+        return url
+    return ("http://" if _LOOPBACK.match(url) else "https://") + url
 
 
 class Request(NamedTuple):

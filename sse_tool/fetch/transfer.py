@@ -17,7 +17,7 @@ from .failures import (TIMEOUT_TEXT, BodyCut, ConnectionFailed, FetchError, Http
                        UsageError, ca_text, detail, network_text, refused_certificate, seconds,
                        status_error)
 from .lazy import load_httpx
-from .request import Request, Timeouts, strip_secrets_across_origins, with_defaults
+from .request import USER_AGENT, Request, Timeouts, strip_secrets_across_origins, with_defaults
 from .watchdog import Watchdog, socket_of, socket_of_stream
 
 if TYPE_CHECKING:
@@ -83,6 +83,7 @@ def stream(
     try:
         client = httpx.Client(
             http2=http2, transport=transport, trust_env=trust_env, max_redirects=max_redirects,
+            headers={"User-Agent": USER_AGENT},
             event_hooks={"request": [strip_secrets_across_origins(request.url)]},
         )
     except ImportError:

@@ -7,6 +7,7 @@ and applies the rules in ``figures``; it reads no input and keeps no state.
 from __future__ import annotations
 
 from ..model import Channel, End, Status
+from ..plural import count
 from . import figures
 from .report import Delivery, Gaps, Http, Rates, Sizes, StreamReport, Timeline
 
@@ -121,7 +122,7 @@ def _notes(ins, tokens, texts, outcome, verdict, keepalives) -> list[str]:
         notes.append(f"{tokens.reasoning:,} reasoning tokens were not streamed (hidden reasoning, "
                      "spent before the first token)")
     if ins.resets:
-        notes.append(f"{ins.resets} retr{'y' if ins.resets == 1 else 'ies'} (reset markers): "
+        notes.append(f"{count(ins.resets, 'retry', 'retries')} (reset markers): "
                      "the content figures are the last attempt's")
     if outcome == "timeout" and verdict == "complete":
         notes.append("the terminal event arrived, then the connection hit a timeout")

@@ -15,6 +15,7 @@ those), files (``persist``), time.
 from __future__ import annotations
 
 from ..model import End, Status
+from ..plural import count
 from .draft import Draft
 
 
@@ -23,8 +24,8 @@ def summary(draft: Draft, now: float) -> str:
     when its duration was not measured (a file read at once)."""
     words = len(draft.reasoning.split())
     if not draft.thought_timed():
-        return f"thought: {words} words"
-    return f"thought for {draft.thought_seconds(now):.1f} s ({words} words)"
+        return f"thought: {count(words, 'word')}"
+    return f"thought for {draft.thought_seconds(now):.1f} s ({count(words, 'word')})"
 
 
 def tool_line(call: dict, limit: int = 200) -> str:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import re
 
 from ..model import End, Status, stopped_early
+from ..plural import count
 from .blocks import Splitter, is_open_fence
 from .draft import Draft
 from .footer import footer
@@ -99,7 +100,7 @@ class TerminalView:
             tail += self._tool_rows(draft, width)
             words = len(draft.answer.split())
             held = words - len(draft.answer[:self.policy.upto(draft.answer)].split())
-            status = f"{frame} receiving (provisional) \u00b7 {words} words"
+            status = f"{frame} receiving (provisional) \u00b7 {count(words, 'word')}"
             tail.append(self._style(status + (f" \u00b7 {held} held back" if held > 0 else ""), "dim"))
         self.write(self.screen.paint(commit, [_cut(row, width) for row in tail], width))
 
@@ -170,7 +171,7 @@ class TerminalView:
             rows += self._lines("  the answer above is incomplete", "red", width)
         held = len(answer.split()) - len(shown.split())
         if held > 0:
-            rows += self._lines(f"  the rest of the partial answer ({held} words) is not shown; "
+            rows += self._lines(f"  the rest of the partial answer ({count(held, 'word')}) is not shown; "
                                 "--on-truncate keep shows it", "red", width)
         return rows
 

@@ -291,17 +291,21 @@ class StreamApp:
             await respond(send, 405, [("Content-Type", "application/json"), ("Allow", "POST")],
                           json_error(f"POST {RESET_PATH} (?test=ID for one test)", "invalid_request_error"))
             return
+        from ..plural import count
+
         test = query.get("test")
         gone = [k for k in self._requests if test is None or k[0] == test]
         for key in gone:
             del self._requests[key]
-        notes.append(f"reset {len(gone)} counts" + (f" of test {test}" if test else ""))
+        notes.append(f"reset {count(len(gone), 'count')}" + (f" of test {test}" if test else ""))
         await respond(send, 200, [("Content-Type", "application/json")],
                       json.dumps({"reset": len(gone)}).encode())
 
     def listing(self) -> str:
+        from ..plural import count
+
         catalogue = self.streams
-        lines = [f"sse-tool serve: {len(catalogue)} streams"]
+        lines = [f"sse-tool serve: {count(len(catalogue), 'stream')}"]
         width = max((len(s.path) for s in catalogue.streams), default=0)
         for stream in sorted(catalogue.streams, key=lambda s: (s.path, s.name)):
             what = stream.dialect or "unknown format"

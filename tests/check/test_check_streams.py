@@ -50,6 +50,7 @@ def test_a_recorded_stream_has_no_error_but_the_truncation_of_a_cut_one(path):
     assert all(not f.rule.truncation for f in findings) or status_of(path) == "truncated"
 
 
+@pytest.mark.slow  # every stream in many chunkings; the cut-anywhere test runs by default
 @pytest.mark.parametrize("path", FILES)
 def test_any_chunking_gives_the_findings_of_the_whole_stream(path):
     data = path.read_bytes()

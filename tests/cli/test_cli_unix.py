@@ -337,9 +337,9 @@ BUGGY = ("import sys; import sse_tool.framing as f\n"
          "from sse_tool.cli import main; main()\n")
 
 
-@pytest.mark.parametrize("how", ["plain", "--debug", "SSE_TOOL_DEBUG"])
+@pytest.mark.parametrize("how", ["plain", "--debug", "--debug after", "SSE_TOOL_DEBUG"])
 def test_a_bug_in_a_real_process_is_one_line_unless_debugging_is_asked(how):
-    args = ["--debug", "frame"] if how == "--debug" else ["frame"]
+    args = {"--debug": ["--debug", "frame"], "--debug after": ["frame", "--debug"]}.get(how, ["frame"])
     env = {k: v for k, v in clean_env().items() if k != "SSE_TOOL_DEBUG"}
     if how == "SSE_TOOL_DEBUG":
         env["SSE_TOOL_DEBUG"] = "1"

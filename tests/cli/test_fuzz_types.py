@@ -17,6 +17,7 @@ from sse_tool.errors import BadInput, SseToolError
 from sse_tool.model import End
 from sse_tool.pipeline import RecordReader
 
+from ..marks import spread
 from ..support import SSE_TOOL, clean_env, stream_files
 
 #: a value of each JSON type
@@ -127,7 +128,7 @@ def _complete_array(path) -> bool:
 STREAMS = [p for p in stream_files() if p.stat().st_size < 40000 and _complete_array(p)]
 
 
-@pytest.mark.parametrize("path", STREAMS, ids=lambda p: f"{p.parent.name}/{p.name}")
+@pytest.mark.parametrize("path", spread(STREAMS, 2, ids=lambda p: f"{p.parent.name}/{p.name}"))
 def test_every_value_of_every_type_in_provider_events_is_checked(path):
     data = path.read_bytes()
     check_every(variants(data))

@@ -72,8 +72,15 @@ LINES = 11_000_000
 BLOCK_LINES = 100_000
 
 
-@pytest.mark.parametrize("stage", ["frame", "render"])
-@pytest.mark.parametrize("line", [b"data:\n", b"data: \n", b"id:\n", b":\n"], ids=["data", "data-space", "id", "comment"])
+KINDS = [("data", b"data:\n"), ("data-space", b"data: \n"), ("id", b"id:\n"), ("comment", b":\n")]
+#: each kind of line through each stage: the default run takes data lines through frame,
+#: the others are marked slow (CI runs them)
+LONG_EVENTS = [pytest.param(stage, line, id=f"{name}-{stage}",
+                            marks=() if (name, stage) == ("data", "frame") else pytest.mark.slow)
+               for name, line in KINDS for stage in ("frame", "render")]
+
+
+@pytest.mark.parametrize("stage, line", LONG_EVENTS)
 def test_one_event_of_11_million_short_lines_stays_within_a_small_multiple_of_the_limit(stage, line):
     code, rss = peak_rss([stage], line * BLOCK_LINES, LINES // BLOCK_LINES, head=b"", tail=b"data: end\n\n")
     assert code in (0, 3, 5), code
@@ -84,7 +91,7 @@ def openai_deltas(n: int) -> tuple[bytes, int]:
     return b'data: {"choices":[{"index":0,"delta":{"content":"x"}}]}\n\n' * 1000, n // 1000
 
 
-@pytest.mark.parametrize("stage", ["normalize", "render"])
+@pytest.mark.parametrize("stage", ["normalize", pytest.param("render", marks=pytest.mark.slow)])
 def test_memory_does_not_grow_with_the_number_of_deltas(stage):
     small = peak_rss([stage], *openai_deltas(100_000), tail=b"data: [DONE]\n\n")
     large = peak_rss([stage], *openai_deltas(1_500_000), tail=b"data: [DONE]\n\n")

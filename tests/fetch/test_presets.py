@@ -188,8 +188,9 @@ def server():
 
 
 def fetch(*args, input=None, **env):
-    return subprocess.run([*SSE_TOOL, "fetch", *args], input=input, capture_output=True, timeout=30,
-                          env=clean_env(**env))
+    # stdin: the input, else nothing (not pytest's, which fetch would put before --prompt)
+    return subprocess.run([*SSE_TOOL, "fetch", *args], input=input if input is not None else b"",
+                          capture_output=True, timeout=30, env=clean_env(**env))
 
 
 @pytest.mark.parametrize("provider, base, path, auth", [

@@ -93,3 +93,19 @@ def test_the_gemini_fixture_frames_into_its_elements():
     raw = (FIXTURES / "gemini" / "json-array-no-alt-sse.json").read_bytes()
     items, end = every_chunking(raw)
     assert [json.loads(e.data) for e in items] == json.loads(raw) and end.is_complete
+
+
+def test_a_marker_after_a_lone_cr_is_read_as_a_marker():
+    # fetch cut between the CR and the LF of a CRLF array writes its marker right after the CR
+    from sse_tool.marker import exit_marker
+    from sse_tool.model import Status
+    from sse_tool.pipeline import RecordReader
+
+    data = b'[{"candidates": [{"content": {"parts": [{"text": "Hi"}]}}]}\r\n,\r'
+    data += exit_marker(8, "fetch", "idle timeout").line()
+    for chunks in ([data], [data[:len(data) - 30], data[len(data) - 30:]], [bytes([b]) for b in data]):
+        reader = RecordReader()
+        records = [r for chunk in chunks for r in reader.feed(chunk)] + reader.close()
+        end = records[-1]
+        assert end.exit == 8 and end.status is not Status.COMPLETE, end
+        assert [r.text for r in records if hasattr(r, "text")] == ["Hi"]

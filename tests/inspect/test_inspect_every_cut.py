@@ -17,6 +17,9 @@ from sse_tool.inspect import Inspector
 from ..support import read_records, stream_files
 from ..normalize.test_every_cut_normalize import cuts_for
 
+#: every cut of every stream: exhaustive, run by CI (-m slow) rather than by default
+pytestmark = pytest.mark.slow
+
 CAUSES = {
     "complete": {"end_turn", "length", "content_filter", "refusal", "tool_use", "stop_sequence",
                  "pause", "other", "unknown"},

@@ -15,6 +15,7 @@ from sse_tool.model import Channel, Delta, End
 from sse_tool.ndjson import NdjsonParser
 from sse_tool.pipeline import RecordReader
 
+from ..marks import spread
 from ..support import FIXTURES, SAMPLES, SSE_TOOL, clean_env, cut_positions
 
 CASES = json.loads((SAMPLES / "expected-more.json").read_text())
@@ -67,6 +68,7 @@ def test_auto_detection_finds_the_framing_and_the_provider(case):
     assert summary(out) == expected(case)
 
 
+@pytest.mark.slow  # every position of every sample; byte by byte below runs by default
 @pytest.mark.parametrize("case", WHOLE, ids=[c["file"] for c in WHOLE])
 def test_every_cut_position_gives_the_same_records(case):
     data = read(case["file"])
@@ -204,7 +206,7 @@ def test_frame_told_json_array_refuses_ndjson_with_exit_5():
     assert r.stdout.startswith(b'{"comment":"sse-tool exit 5 frame: not a JSON array')
 
 
-@pytest.mark.parametrize("case", CASES, ids=IDS)
+@pytest.mark.parametrize("case", spread(CASES, 4, ids=lambda c: c["file"]))
 def test_normalize_exit_code_follows_the_status(case):
     r = run("normalize", str(SAMPLES / case["file"]))
     assert r.returncode == EXIT[case["status"]], r.stderr

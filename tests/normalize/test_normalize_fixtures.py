@@ -11,6 +11,7 @@ import pytest
 
 from sse_tool.model import ToolCall, from_record
 
+from ..marks import spread
 from ..support import EXPECTED, FIXTURES, SAMPLES, SAMPLES_EXPECTED, SSE_TOOL, clean_env, outcome, read_records
 
 CASES = [pytest.param(FIXTURES / e["file"], e, id=e["file"]) for e in EXPECTED]
@@ -83,7 +84,7 @@ def cli():
     return SSE_TOOL
 
 
-@pytest.mark.parametrize("path, entry", CASES)
+@pytest.mark.parametrize("path, entry", spread(CASES, 4))  # the cores read them all above
 def test_normalize_command_gives_the_expected_result_and_exit_code(cli, path, entry):
     run = subprocess.run([*cli, "normalize", str(path)], capture_output=True, env=clean_env())
     records = [from_record(orjson.loads(line)) for line in run.stdout.splitlines()]

@@ -17,6 +17,7 @@ from sse_tool.model import (
 )
 from sse_tool.pipeline import sniff_lines
 
+from ..marks import spread
 from ..support import FIXTURES, SAMPLES, SSE_TOOL, clean_env
 
 EVERY_KIND = [
@@ -58,7 +59,7 @@ STREAMS = [SAMPLES / "openai-responses-web-search.sse", FIXTURES / "anthropic" /
            FIXTURES / "anthropic" / "redacted-thinking.sse", SAMPLES / "openai-responses-refusal.sse"]
 
 
-@pytest.mark.parametrize("path", STREAMS, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", spread(STREAMS, 3, ids=lambda p: p.name))
 def test_records_of_every_kind_pass_through_normalize_and_render_draws_the_answer(path):
     records = run("normalize", str(path))
     assert records.returncode == 0, records.stderr
