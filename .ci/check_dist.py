@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 #: what the sdist carries from the checkout (MANIFEST.in says the same to setuptools)
 SDIST_TREES = ("sse_tool/", "tests/", "samples/", "docs/")
-SDIST_FILES = ("README.md", "LICENSE", "CHANGELOG.md", "pyproject.toml", "MANIFEST.in")
+SDIST_FILES = ("README.md", "LICENSE", "CHANGELOG.md", "pyproject.toml", "setup.py", "MANIFEST.in")
 SDIST_PAGES = re.compile(r"man/[^/]+\.1")
 #: what setuptools writes into every sdist
 SDIST_GENERATED = {"PKG-INFO", "setup.cfg"} | {
@@ -164,7 +164,7 @@ def main() -> int:
     with zipfile.ZipFile(wheel) as whl:
         entries = whl.infolist()
         in_wheel = {e.filename for e in entries}
-        expected = ({f for f in files if f.startswith("sse_tool/") and f.endswith(".py")}
+        expected = ({f for f in files if f.startswith("sse_tool/") and f.endswith((".py", "py.typed"))}
                     | {data + Path(p).name for p in pages} | {info + name for name in WHEEL_META})
         compare("wheel", in_wheel, expected)
         for page in pages:

@@ -4,7 +4,7 @@ gives nothing beyond its findings but the truncation ones."""
 
 from __future__ import annotations
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from sse_tool.check import Checker, check
@@ -56,15 +56,21 @@ def test_the_findings_do_not_depend_on_the_chunking(data, cuts):
 
 @settings_
 @given(streams, st.integers(min_value=0, max_value=2000))
+@example(data=b'{"done":true}data: data: data: data: data: data: data: data: \xff\n', cut=62)
 def test_a_prefix_adds_only_truncation_findings(data, cut):
     try:
-        whole = {f.key() for f in check(data)}
+        found = check(data)
         prefix = check(data[:cut])
     except BadInput:
         return
+    whole = {f.key() for f in found}
+    # A finding about bytes belongs to the event that completes after them; in a prefix that
+    # event may be the cut one, counted differently: the same finding at the same byte.
+    placed = {(f.rule.id, f.offset, f.message) for f in found}
     # (A prefix may end before the event that names the dialect, a note about the cut input
     # rather than the stream: real streams name it in their first event.)
-    extra = [f for f in prefix if f.key() not in whole and f.rule.id != "stream.unknown-provider"]
+    extra = [f for f in prefix if f.key() not in whole and (f.rule.id, f.offset, f.message) not in placed
+             and f.rule.id != "stream.unknown-provider"]
     assert all(f.rule.truncation for f in extra), extra
 
 

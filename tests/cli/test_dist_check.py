@@ -56,7 +56,7 @@ def build(dist: Path, *, sdist_extra=(), sdist_drop=(), wheel_drop=(), meta: str
     top = f"sse_tool-{VERSION}/"
     sdist_names = [f for f in files
                    if f.startswith(("sse_tool/", "tests/", "samples/", "docs/"))
-                   or f in ("README.md", "LICENSE", "CHANGELOG.md", "pyproject.toml", "MANIFEST.in")
+                   or f in ("README.md", "LICENSE", "CHANGELOG.md", "pyproject.toml", "setup.py", "MANIFEST.in")
                    or re.fullmatch(r"man/[^/]+\.1", f)]
     generated = {"PKG-INFO": meta, "setup.cfg": "[egg_info]\n"} | {
         f"sse_tool.egg-info/{name}": meta if name == "PKG-INFO" else ""
@@ -77,7 +77,7 @@ def build(dist: Path, *, sdist_extra=(), sdist_drop=(), wheel_drop=(), meta: str
             add(name, b"junk\n")
 
     info = f"sse_tool-{VERSION}.dist-info/"
-    wheel = {f: (ROOT / f).read_bytes() for f in files if f.startswith("sse_tool/") and f.endswith(".py")}
+    wheel = {f: (ROOT / f).read_bytes() for f in files if f.startswith("sse_tool/") and f.endswith((".py", "py.typed"))}
     wheel |= {f"sse_tool-{VERSION}.data/data/share/man/man1/{Path(f).name}": (ROOT / f).read_bytes()
               for f in files if re.fullmatch(r"man/[^/]+\.1", f)}
     wheel |= {info + "METADATA": meta.encode(), info + "WHEEL": b"Wheel-Version: 1.0\n",

@@ -32,7 +32,7 @@ def test_a_test_that_starts_processes_gets_the_tighter_limit(request):
 
 
 def test_a_module_of_pure_tests_keeps_the_default():
-    from . import test_sse
+    from ..framing import test_sse
 
     assert not conftest._uses_processes(test_sse)
 
