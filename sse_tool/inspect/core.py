@@ -39,6 +39,8 @@ from __future__ import annotations
 
 from bisect import bisect_right
 
+from orjson import JSONDecodeError, loads
+
 from ..decode import BOM
 from ..model import Channel, Delta, End, Meta, Reset, ToolCall, Usage
 from ..pipeline import RecordReader
@@ -48,6 +50,7 @@ from .report import Http, StreamReport
 #: bytes of chunks gathered before the framer reads them in one call
 RUN = 65536
 _NEVER = 1 << 62  # an offset past any input
+_BRACES = (b"{", "{")  # an event's data starts a JSON object (bytes from the raw framers)
 #: how much of an HTTP error body is kept for its message
 ERROR_BODY_LIMIT = 64 * 1024
 _ANSWER, _REASONING = Channel.ANSWER, Channel.REASONING
@@ -197,12 +200,19 @@ class Inspector:
             self.most_chunks = max(self.most_chunks, spanned)
 
     def _sse_run(self, piece: bytes, run: list) -> None:
-        """A run of SSE chunks read in one call, each event placed in its chunk."""
+        """A run of SSE chunks read in one call, each event placed in its chunk.
+
+        The common delta event takes the adapter's ``quick`` as ``normalize`` does (see
+        ``pipeline.RecordReader._convert``): its JSON parsed once, its one record kept;
+        anything else, and every event while the normalizer owes something, goes to
+        ``feed``, which gives the same records."""
         framer, normalizer = self._sse
         adapt = self.reader.adapt
         items = framer.feed(piece)
         if not items:
             return
+        fast = self.reader.fast
+        quick = normalizer.fast_path() if fast else None
         k, last = 0, len(run) - 1
         start, time, chunk = run[0]
         bound = run[1][0] if last else _NEVER  # where the next chunk starts
@@ -223,9 +233,21 @@ class Inspector:
                         largest = item.end - item.offset
                     if item.offset < start:
                         self._spanned(item.offset, start)
+                    if quick is not None:
+                        data = item.data
+                        if data[:1] in _BRACES:
+                            try:
+                                record = quick(item.event, loads(data))
+                            except JSONDecodeError:
+                                record = None  # feed says why
+                            if record is not None:
+                                records += adapt([record])
+                                continue
                 else:  # a reset marker: its place among the events is what counts
                     self.markers.add(item.offset)
                 records += adapt(normalizer.feed(item))
+                if fast:
+                    quick = normalizer.fast_path()
         finally:  # what was read counts, even when an event turned out bad
             self.largest = largest
             self._arrived(time, start + len(chunk), events, records)

@@ -13,7 +13,7 @@ from sse_tool.inspect import Inspector, core
 from sse_tool.inspect.report import Http
 
 from ..inspect_streams import anthropic, event, inspect_chunks, openai, timed
-from ..support import FIXTURES
+from ..support import FIXTURES, stream_files
 
 
 def approx(x):
@@ -369,3 +369,26 @@ def test_reading_runs_at_once_gives_the_report_of_reading_chunk_by_chunk(monkeyp
 
 def _without_series(report):
     return report._replace(series=tuple(report.series))
+
+
+def _inspected(data: bytes, fast: bool, size: int) -> tuple:
+    inspector = Inspector()
+    inspector.reader.fast = fast
+    try:
+        for at in range(0, len(data), size):
+            inspector.feed(data[at:at + size], at / 1000)
+        report = inspector.close()
+    except BadInput as exc:
+        return ("bad input", str(exc))
+    return (report, {channel: inspector.text(channel) for channel in list(inspector.texts)},
+            inspector.pieces, inspector.events, inspector.series)
+
+
+@pytest.mark.parametrize("path", stream_files(), ids=lambda p: p.name)
+def test_the_quick_path_gives_what_the_reference_gives(path):
+    # the common delta event read by the adapter's quick (as normalize reads it), against
+    # every event through Normalizer.feed: the same report, texts and timings, in one run
+    # of many chunks and in chunks of one event's size
+    data = path.read_bytes()
+    for size in (7, 300, len(data) or 1):
+        assert _inspected(data, True, size) == _inspected(data, False, size), size
