@@ -117,14 +117,16 @@ def main() -> None:
     out = expect(["sse-tool", "--help"])
     section = out.stdout.partition("\nCommands:\n")[2].partition("\n\n")[0]
     listed = [line.split()[0] for line in section.splitlines()]
-    if sorted(listed) != sorted(COMMANDS):
-        fail(f"sse-tool --help lists {listed}, not {list(COMMANDS)}", out)
+    if sorted(listed) != sorted([*COMMANDS, "help"]):
+        fail(f"sse-tool --help lists {listed}, not {[*COMMANDS, 'help']}", out)
     ok("sse-tool --help lists " + " ".join(listed))
     for name in COMMANDS:
         out = expect(["sse-tool", name, "--help"])
         if not out.stdout.startswith(f"Usage: sse-tool {name} ") or "Exit status" not in out.stdout:
             fail(f"sse-tool {name} --help", out)
-    ok("--help of " + ", ".join(COMMANDS))
+        if expect(["sse-tool", "help", name]).stdout != out.stdout:
+            fail(f"sse-tool help {name} is not sse-tool {name} --help", out)
+    ok("--help and help COMMAND of " + ", ".join(COMMANDS))
 
     # man pages: installed with the package (in its prefix's share/man/man1), and in the
     # folder given (the same one for a venv; pipx links them into its own), found there by man
