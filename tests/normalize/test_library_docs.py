@@ -41,7 +41,8 @@ def test_every_python_example_runs_as_shown(doc, least, samples_url, monkeypatch
 
 
 def test_the_package_is_typed():
-    assert (ROOT / "sse_tool" / "py.typed").is_file()
+    # where it is imported from: the checkout, or an installed wheel
+    assert os.path.isfile(os.path.join(os.path.dirname(sse_tool.__file__), "py.typed"))
 
 
 def test_dir_lists_the_api_and_nothing_else():
