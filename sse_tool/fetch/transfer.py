@@ -90,6 +90,8 @@ def stream(
         raise UsageError("--http2 needs the h2 package: pip install 'sse-tool[http2]'") from None
     except OSError as exc:  # httpx loads SSL_CERT_FILE / SSL_CERT_DIR here
         raise UsageError(ca_text(exc, trust_env)) from None
+    if any(n.lower() == "user-agent" and not v.strip() for n, v in request.headers):
+        del client.headers["User-Agent"]  # -H 'User-Agent:' sends none, as with curl
     with client:
         attempt = 0
         passed_on = False  # body bytes of some attempt went downstream

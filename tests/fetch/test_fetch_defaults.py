@@ -39,6 +39,11 @@ def test_the_user_agent_is_sse_tools_own_and_h_replaces_it(server):
     assert sent(server, server.url("/capture/ua"), "-H", "User-Agent: mine/1").header("User-Agent") == "mine/1"
 
 
+def test_an_empty_h_user_agent_sends_none_as_curl_does(server):
+    request = sent(server, server.url("/capture/ua"), "-H", "User-Agent:")
+    assert "user-agent" not in {name.lower() for name, _ in request.headers}
+
+
 @pytest.mark.parametrize("given, url", [
     ("example.com", "https://example.com"),
     ("api.example.com/v1/chat?x=1", "https://api.example.com/v1/chat?x=1"),
