@@ -15,6 +15,8 @@ need it.
 from __future__ import annotations
 
 import re
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from .errors import BadInput, ExitCode, SseToolError
@@ -125,6 +127,26 @@ def replay_recording(rec: Recording, speed: float = 1.0) -> Replay:
         return Replay([], scaled(end.time, speed), ExitCode.HTTP_ERROR, detail)
     message = "" if code is ExitCode.OK else f"recorded {end.outcome}: {end.detail}".rstrip(": ")
     return Replay(recording_steps(rec, speed), scaled(end.time - last, speed), code, message)
+
+
+def play(plan: Replay, send: Callable[[bytes], None], *,
+         clock: Callable[[], float] = time.monotonic,
+         sleep: Callable[[float], None] = time.sleep) -> None:
+    """Send each step's bytes at its time, then wait the tail. The delays add up to one
+    deadline from the start, so the time a write takes (a slow reader) delays the next
+    write but is not added to every one after it."""
+    due = clock()
+    for step in plan.steps:
+        due += step.delay
+        _sleep_until(due, clock, sleep)
+        send(step.data)
+    _sleep_until(due + plan.tail, clock, sleep)
+
+
+def _sleep_until(deadline: float, clock: Callable[[], float], sleep: Callable[[float], None]) -> None:
+    left = deadline - clock()
+    if left > 0:
+        sleep(left)
 
 
 def steps_from(steps: list[Step], offset: int) -> list[Step]:

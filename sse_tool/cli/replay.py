@@ -7,7 +7,6 @@ as the recorded exchange ended.
 
 from __future__ import annotations
 
-import time
 from typing import Optional
 
 import typer
@@ -70,7 +69,7 @@ def replay(
     so that `replay rec | render` looks like the live run."""
 
     from ..recording import parse_recording
-    from ..replay import DEFAULT_RATE, Replay, is_recording, parse_rate, rate_steps, replay_recording
+    from ..replay import DEFAULT_RATE, Replay, is_recording, parse_rate, play, rate_steps, replay_recording
 
     out = None
 
@@ -89,12 +88,7 @@ def replay(
             plan = replay_recording(parse_recording(data.split(b"\n")), speed)
         else:
             plan = Replay(rate_steps(data, parse_rate(rate or DEFAULT_RATE), speed), 0.0, ExitCode.OK, "")
-        due = time.monotonic()
-        for step in plan.steps:
-            due += step.delay
-            _sleep_until(due)
-            out.send(step.data)
-        _sleep_until(due + plan.tail)
+        play(plan, out.send)
         if plan.message and not (plan.exit_code and out.began and out.read_by_a_stage()):
             warn("replay", plan.message)  # (a later stage of ours says a failure marked in-band)
         if plan.exit_code:  # the recorded failure, in-band for the later stages
@@ -102,9 +96,3 @@ def replay(
         return plan.exit_code
 
     run_stage("replay", body, mark)
-
-
-def _sleep_until(deadline: float) -> None:
-    left = deadline - time.monotonic()
-    if left > 0:
-        time.sleep(left)

@@ -14,8 +14,8 @@ import pytest
 from sse_tool.errors import ExitCode
 from sse_tool.recording import RecordingWriter, load_recording
 from sse_tool.redact import Redactor
-from sse_tool.replay import (EventEnds, Rate, RateError, Step, event_ends, parse_rate, rate_steps,
-                             recording_steps, replay_recording)
+from sse_tool.replay import (EventEnds, Rate, RateError, Replay, Step, event_ends, parse_rate, play,
+                             rate_steps, recording_steps, replay_recording)
 
 from ..serve_process import run
 from ..support import FIXTURES, SSE_TOOL, clean_env, failed_output
@@ -285,3 +285,40 @@ def test_a_speed_that_would_overflow_the_clock_is_a_usage_error(tmp_path, speed)
     path = write(tmp_path, make_recording([(0.0, b"data: a\n\n"), (1.0, b"data: b\n\n")]))
     done = run("replay", "--speed", speed, str(path))
     assert done.returncode == 2 and b"Traceback" not in done.stderr, done.stderr
+
+
+class FakeClock:
+    """A clock that moves only when slept on, or when a write takes time."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+        self.sleeps: list[float] = []
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.sleeps.append(round(seconds, 9))
+        self.now += seconds
+
+
+def test_play_waits_each_delay_then_the_tail():
+    clock, sent = FakeClock(), []
+    plan = Replay([Step(0.0, b"a"), Step(0.5, b"b"), Step(0.25, b"c")], 1.0, ExitCode.OK, "")
+    play(plan, lambda data: sent.append((clock.now, data)), clock=clock, sleep=clock.sleep)
+    assert sent == [(100.0, b"a"), (100.5, b"b"), (100.75, b"c")]
+    assert clock.sleeps == [0.5, 0.25, 1.0] and clock.now == 101.75
+
+
+def test_a_slow_write_delays_the_next_but_does_not_stretch_the_rest():
+    clock, sent = FakeClock(), []
+
+    def slow_send(data: bytes) -> None:
+        sent.append((clock.now, data))
+        if data == b"a":
+            clock.now += 0.7  # a reader that takes 0.7 s: past the next step's time
+
+    plan = Replay([Step(0.0, b"a"), Step(0.5, b"b"), Step(0.5, b"c")], 0.0, ExitCode.OK, "")
+    play(plan, slow_send, clock=clock, sleep=clock.sleep)
+    assert sent == [(100.0, b"a"), (100.7, b"b"), (101.0, b"c")]  # c keeps its time
+    assert clock.sleeps == [0.3]
