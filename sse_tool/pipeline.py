@@ -253,21 +253,13 @@ class RecordReader:
             if shape is not None:
                 ready = _quick_records(items, *shape)
         think = self._think
-        # frame's records hold the data as a JSON string; the raw framers give bytes (the
-        # JSON array and AWS framers give text, which the fast path leaves to feed)
-        brace = "{" if lines else b"{"
         for item, record in zip(items, ready) if ready is not None else zip(items, repeat(None)):
             if quick is not None and type(item) is not SseComment:
                 if record is None:
                     if lines:
-                        event, data = _plain_event(item.data)
+                        record = quick_record(quick, *_plain_event(item.data))
                     else:
-                        event, data = item.event, item.data
-                    if data[:1] == brace:
-                        try:
-                            record = quick(event, loads(data))
-                        except JSONDecodeError:
-                            pass  # feed says why
+                        record = quick_record(quick, item.event, item.data)
                 if record is not None:
                     if think is not None and record[0] is _ANSWER:
                         out += self._after([record])
@@ -337,6 +329,10 @@ class RecordReader:
 
 
 _ANSWER = Channel.ANSWER
+#: how an event's data starts when it is a JSON object: frame's records hold the data as a
+#: JSON string, the raw framers give bytes (the JSON array and AWS framers give text, which
+#: the fast path leaves to feed)
+_BRACES = ("{", b"{")
 _CHANNELS = {channel.value: channel for channel in Channel}
 _CHANNEL_OF = {channel.value.encode(): channel for channel in Channel}
 _DATA = attrgetter("data")
@@ -370,6 +366,17 @@ def _delta_lines(items: list, out: list[Record]) -> bool:
         return False
     out += map(_new, repeat(Delta), zip(map(_CHANNEL_OF.__getitem__, map(_KEY, found)), texts))
     return True
+
+
+def quick_record(quick, event: str, data: str | bytes) -> Record | None:
+    """The record the adapter's ``quick`` reads in an event whose data is a JSON object, or
+    None (``Normalizer.feed`` then reads the event, and says why when it is bad)."""
+    if data[:1] in _BRACES:
+        try:
+            return quick(event, loads(data))
+        except JSONDecodeError:
+            return None
+    return None
 
 
 def _quick_records(items: list, pattern, channels: dict) -> list | None:

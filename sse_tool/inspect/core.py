@@ -39,18 +39,15 @@ from __future__ import annotations
 
 from bisect import bisect_right
 
-from orjson import JSONDecodeError, loads
-
 from ..decode import BOM
 from ..model import Channel, Delta, End, Meta, Reset, ToolCall, Usage
-from ..pipeline import RecordReader
+from ..pipeline import RecordReader, quick_record
 from ..sse import DEFAULT_MAX_EVENT_SIZE, SseComment, SseEvent
 from .report import Http, StreamReport
 
 #: bytes of chunks gathered before the framer reads them in one call
 RUN = 65536
 _NEVER = 1 << 62  # an offset past any input
-_BRACES = (b"{", "{")  # an event's data starts a JSON object (bytes from the raw framers)
 #: how much of an HTTP error body is kept for its message
 ERROR_BODY_LIMIT = 64 * 1024
 _ANSWER, _REASONING = Channel.ANSWER, Channel.REASONING
@@ -234,15 +231,10 @@ class Inspector:
                     if item.offset < start:
                         self._spanned(item.offset, start)
                     if quick is not None:
-                        data = item.data
-                        if data[:1] in _BRACES:
-                            try:
-                                record = quick(item.event, loads(data))
-                            except JSONDecodeError:
-                                record = None  # feed says why
-                            if record is not None:
-                                records += adapt([record])
-                                continue
+                        record = quick_record(quick, item.event, item.data)
+                        if record is not None:
+                            records += adapt([record])
+                            continue
                 else:  # a reset marker: its place among the events is what counts
                     self.markers.add(item.offset)
                 records += adapt(normalizer.feed(item))
