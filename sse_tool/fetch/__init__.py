@@ -4,9 +4,10 @@ Consumes a ``Request`` and its limits (``Timeouts``, a ``retry.RetryPolicy``); p
 stream of items: ``Sending`` (the request as it goes out), ``Head`` (a response status
 line and headers), ``bytes`` (body chunks, one network read each, after content
 decoding), ``Retrying`` (a failed attempt is about to be retried). Failures are typed
-errors carrying their exit code. This is the only module that imports httpx (when a
-request is made, so that a usage error or ``--help`` does not pay for it); it prints
-nothing, and knows nothing of stdout, recordings or redaction (the edge does those).
+errors carrying their exit code. httpx is imported only when a request is made, so that
+a usage error or ``--help`` does not pay for it (serve's relay is its only other user).
+It prints nothing, and knows nothing of stdout, recordings or redaction (the edge does
+those).
 
 The modules: ``request`` (what is sent), ``transfer`` (``stream``: attempts, retries,
 the body), ``watchdog`` (deadlines), ``failures`` (typed errors and their wording),
