@@ -178,22 +178,23 @@ class RecordReader:
             self.normalizer = Normalizer(self.provider, lenient=self.lenient,
                                          hold_broken=kind in ("ndjson", "events"))
 
-    def adapt(self, records: list[Record]) -> list[Record]:
-        """Records the normalizer made of items a caller fed it directly (a fast path past
-        ``feed``), given what the reader does to its own: ``<think>`` blocks split out,
-        tool calls tracked for the end."""
-        if records and (self._think is not None or type(records[0]) is Reset):
-            records = self._after(records)
-        return self._track(records)
+    def convert(self, items: list, at: list[int]) -> list[Record]:
+        """The records of items a caller took from ``framer`` itself, as ``feed`` gives
+        them, and in ``at``, for each record, where the item that made it ends in the
+        input (an event's ``end``, a comment's offset): a caller that knows when each byte
+        arrived places the records in time so (``inspect``). Bad input as in ``feed``."""
+        if self.error is not None:
+            raise self.error
+        return self._consume(items, at)
 
-    def _consume(self, items: list) -> list[Record]:
+    def _consume(self, items: list, at: list[int] | None = None) -> list[Record]:
         self.items = items
         out: list[Record] = []
         try:
             if self.source == "records":
                 self._pass(items, out)
             else:
-                self._convert(items, out)
+                self._convert(items, out, at)
         except BadInput as exc:
             if not out:
                 raise
@@ -234,13 +235,14 @@ class RecordReader:
         records and return True (else do nothing; see ``_delta_lines``)."""
         return not self._ended and _delta_lines(items, out)
 
-    def _convert(self, items: list, out: list[Record]) -> None:
+    def _convert(self, items: list, out: list[Record], at: list[int] | None = None) -> None:
         """Events (or frame's records of them) normalized.
 
         The common delta event takes a fast path: its JSON parsed once, the adapter's
         ``quick`` asked, its record appended; anything ``quick`` does not take, and every
         item while the normalizer owes something else (``fast_path`` is None), goes through
         ``Normalizer.feed``, which gives the same records (see ``tests/test_fast_paths.py``).
+        With ``at``, each record's item's end goes there too (see ``convert``).
         """
         normalizer = self.normalizer
         lines = self.source == "events"
@@ -262,10 +264,15 @@ class RecordReader:
                         record = quick_record(quick, item.event, item.data)
                 if record is not None:
                     if think is not None and record[0] is _ANSWER:
-                        out += self._after([record])
+                        records = self._after([record])
+                        out += records
                         think = self._think
+                        if at is not None:
+                            at += repeat(item.end, len(records))
                     else:
                         out.append(record)
+                        if at is not None:
+                            at.append(item.end)
                     continue
             if lines and type(item) is not SseComment:
                 item = self._load_line(item, lambda rec, at=item.offset: load_event(rec, at))
@@ -277,6 +284,8 @@ class RecordReader:
                     records = self._after(records)
                     think = self._think
                 out += self._track(records)
+                if at is not None:
+                    at += repeat(item.offset if type(item) is SseComment else item.end, len(records))
             if self.fast:
                 quick = normalizer.fast_path()
 

@@ -14,21 +14,22 @@ arrived with the chunk that completed it, and the records it produced with it.
 
 Strategy for speed. A recording holds one chunk per network read, often one event each,
 and the framer's cost is per call as much as per byte. So chunks are kept in runs of
-about ``RUN`` bytes and each run goes to the framer in one call; its events are then
-placed in their chunks by offset: an SSE event is dispatched by the line end that starts
-its blank line, which is ``SseEvent.end``, so it belongs to the chunk holding that byte
-(``tests/inspect/test_inspect_core.py`` checks this against chunk-by-chunk feeding, for every
-fixture cut anywhere). Each event goes to the normalizer alone, so its records are
-placed with it. Until the framing is known, and for other framings (JSON arrays, NDJSON,
-sse-tool's own records), runs go through the reader chunk by chunk instead. Nothing is
-interpreted before ``close`` that a later chunk could change, so the report does not
-depend on how the runs fell.
+about ``RUN`` bytes and each run goes to the framer in one call, its events to the reader
+in one call (``RecordReader.convert``, normalize's own batch reading, which also says
+where each record's event ends). Events and records are then placed in their chunks by
+offset, with C-level calls over whole lists (``bisect`` mapped over the offsets, sums by
+``accumulate``), no Python code per event: an SSE event is dispatched by the line end
+that starts its blank line, which is ``SseEvent.end``, so it belongs to the chunk holding
+that byte. Until the framing is known, and for other framings (JSON arrays, NDJSON,
+sse-tool's own records), runs go through the reader chunk by chunk instead, and so does
+every chunk of the reference (``fast=False``) that ``tests/inspect/`` holds the runs to,
+for every fixture cut anywhere. Nothing is interpreted before ``close`` that a later chunk
+could change, so the report does not depend on how the runs fell.
 
 Line ends and comment lines are counted from the bytes of each run with a few C calls
 (the parser is not asked for comments: it would then read every line as it comes, not
-whole events). What is kept grows with the chunks that carry events or content (a time
-and a few counts each), not with the bytes; the channels' texts are kept as pieces and
-joined once, at the end.
+whole events). What is kept grows with the chunks (a start and a time each), not with
+the bytes; the channels' texts are kept as pieces and joined once, at the end.
 
 A reset marker (``fetch --retry-partial``) starts the content over: the content figures
 (first tokens, text, rates, stalls, usage) describe the last attempt, as the answer does;
@@ -37,44 +38,53 @@ the byte, event and delivery figures describe the whole input.
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
+from itertools import accumulate, chain, compress, groupby, repeat
+from operator import attrgetter, ge, is_not, itemgetter, lt, mul, not_, sub
 
 from ..decode import BOM
 from ..model import Channel, Delta, End, Meta, Reset, ToolCall, Usage
-from ..pipeline import RecordReader, quick_record
-from ..sse import DEFAULT_MAX_EVENT_SIZE, SseComment, SseEvent
+from ..pipeline import RecordReader
+from ..sse import DEFAULT_MAX_EVENT_SIZE, SseComment
 from .report import Http, StreamReport
 
 #: bytes of chunks gathered before the framer reads them in one call
 RUN = 65536
-_NEVER = 1 << 62  # an offset past any input
 #: how much of an HTTP error body is kept for its message
 ERROR_BODY_LIMIT = 64 * 1024
 _ANSWER, _REASONING = Channel.ANSWER, Channel.REASONING
 # A refusal is the model's answer to the person, in its own channel: timed as the answer.
 _AS = {Channel.REFUSAL: _ANSWER}
+_FIRST, _SECOND = itemgetter(0), itemgetter(1)
+_TIME, _DATA = _FIRST, _SECOND
+_CHANNEL, _TEXT = itemgetter(0), itemgetter(1)
+_OFFSET, _END = attrgetter("offset"), attrgetter("end")
 
 
 class Inspector:
-    """Stage core of ``inspect``: ``feed(chunk, time)``, then ``close() -> StreamReport``."""
+    """Stage core of ``inspect``: ``feed(chunk, time)``, then ``close() -> StreamReport``.
+
+    ``fast=False`` reads every chunk alone through the reader, every event through
+    ``Normalizer.feed``: the reference the runs are held to."""
 
     def __init__(self, name: str = "", *, provider: str = "auto", source: str = "auto",
                  max_event_size: int = DEFAULT_MAX_EVENT_SIZE, origin: str = "file",
-                 http: Http | None = None) -> None:
+                 http: Http | None = None, fast: bool = True) -> None:
         self.name = name
         #: "recording" and "live" inputs have arrival times; a "file" has none
         self.origin = origin
         self.timed = origin != "file"
         self.http = http
-        self.reader = RecordReader(provider, source, max_event_size=max_event_size)
+        self.fast = fast
+        self.reader = RecordReader(provider, source, max_event_size=max_event_size, fast=fast)
         # An error status's body is the server's message, not a stream: kept, not read.
         self.error_body = bytearray() if http is not None and (http.status or 0) >= 300 else None
-        self._run: list[tuple[int, float | None, bytes]] = []  # (offset, time, chunk) not read yet
-        self._run_bytes = 0
-        self._sse = None  # (framer, normalizer) once the input is known to be SSE
+        self._pending: list[bytes] = []  # the last chunks, not read yet
+        self._sse = None  # the framer once the input is known to be SSE (fast only)
         # -- the whole input
         self.bytes = 0
         self.starts: list[int] = []  # where each chunk starts
+        self.times: list[float | None] = []  # when each chunk arrived
         self.first_byte: float | None = None
         self.last_time: float | None = None
         self.cr = self.crlf = 0
@@ -115,54 +125,67 @@ class Inspector:
         """One chunk as it arrived, ``time`` seconds after the origin. Raises ``BadInput``
         when the input is not a stream (after counting what came before the fault)."""
         if chunk:
-            self._run.append((self.bytes, time, chunk))
+            self.starts.append(self.bytes)
+            self.times.append(time)
+            self._pending.append(chunk)
             self.bytes += len(chunk)
-            self._run_bytes += len(chunk)
-            if self._run_bytes >= RUN:
-                self._read_run()
+            if self.bytes - self.starts[-len(self._pending)] >= RUN:
+                self._read()
 
     def feed_all(self, chunks) -> None:
         """``feed`` for each (time, chunk) pair (a recording's ``Chunk`` list, say)."""
-        run, size, offset = self._run, self._run_bytes, self.bytes
-        for time, chunk in chunks:
-            if chunk:
-                run.append((offset, time, chunk))
-                offset += len(chunk)
-                size += len(chunk)
-                if size >= RUN:
-                    self.bytes, self._run_bytes = offset, size
-                    self._read_run()
-                    run, size = self._run, 0
-        self.bytes, self._run_bytes = offset, size
+        chunks = list(filter(_DATA, chunks))
+        if chunks:
+            datas = list(map(_DATA, chunks))
+            self.times += map(_TIME, chunks)
+            self.starts += accumulate(map(len, datas[:-1]), initial=self.bytes)
+            self.bytes = self.starts[-1] + len(datas[-1])
+            self._pending += datas
+            self._read()
 
-    def _read_run(self) -> None:
-        run, self._run, self._run_bytes = self._run, [], 0
-        if not run:
-            return
-        if not self.starts:
-            self.first_byte = run[0][1]
-        self.last_time = run[-1][1]
-        base = run[0][0]
-        piece = run[0][2] if len(run) == 1 else b"".join([c for _, _, c in run])
-        self.starts += [offset for offset, _, _ in run]
-        self._shape(piece, run)
+    def _read(self, final: bool = False) -> None:
+        """Read the pending chunks in runs of at least ``RUN`` bytes (``final``: all)."""
+        pending, starts = self._pending, self.starts
+        first = len(starts) - len(pending)  # the chunk pending[0] is
+        done = 0
+        try:
+            while done < len(pending):
+                k0 = first + done
+                limit = starts[k0] + RUN
+                if self.bytes < limit and not final:
+                    break
+                k1 = bisect_left(starts, limit, k0 + 1)  # the run: chunks k0 .. k1-1
+                piece = pending[done] if k1 == k0 + 1 else b"".join(pending[done:done + k1 - k0])
+                done += k1 - k0
+                self._read_run(piece, k0, k1)
+        finally:
+            del pending[:done]
+
+    def _read_run(self, piece: bytes, k0: int, k1: int) -> None:
+        starts, times = self.starts, self.times
+        if not k0:
+            self.first_byte = times[0]
+        self.last_time = times[k1 - 1]
+        self._shape(piece, k0, k1)
         if self.error_body is not None:
             self.error_body += piece[: max(0, ERROR_BODY_LIMIT - len(self.error_body))]
             return
-        i = 0
-        while self._sse is None and i < len(run):
-            self._through_reader(*run[i])
-            i += 1
+        base, k = starts[k0], k0
+        while self._sse is None and k < k1:
+            end = starts[k + 1] - base if k + 1 < k1 else len(piece)
+            self._through_reader(k, piece[starts[k] - base:end] if k1 > k0 + 1 else piece)
+            k += 1
             reader = self.reader
-            if reader.source == "sse" and reader.framer is not None:
-                self._sse = (reader.framer, reader.normalizer)
-        if i < len(run):
-            self._sse_run(piece[run[i][0] - base:] if i else piece, run[i:])
+            if self.fast and reader.source == "sse" and reader.framer is not None:
+                self._sse = reader.framer
+        if k < k1:
+            self._sse_run(piece[starts[k] - base:] if k > k0 else piece, k, k1)
 
-    def _through_reader(self, start: int, time: float | None, chunk: bytes) -> None:
-        """One chunk read by the reader; what it completed arrived with it."""
+    def _through_reader(self, k: int, chunk: bytes) -> None:
+        """Chunk ``k`` read by the reader; what it completed arrived with it."""
         reader = self.reader
         records = reader.feed(chunk)
+        start, time = self.starts[k], self.times[k]
         events = self._items(reader.items, start, time)
         self._arrived(time, start + len(chunk), events, records)
         if reader.error is not None:  # the good records are counted: now fail
@@ -189,6 +212,58 @@ class Inspector:
         if item.offset < start:
             self._spanned(item.offset, start)
 
+    def _sse_run(self, piece: bytes, k0: int, k1: int) -> None:
+        """Chunks ``k0`` to ``k1 - 1`` of an SSE stream, read in one call each by the
+        framer and the reader; events and records placed in their chunks by offset."""
+        items = self._sse.feed(piece)
+        if not items:
+            return
+        reader = self.reader
+        events = items
+        if SseComment in set(map(type, items)):  # reset markers: their place is what counts
+            self.markers.update(item.offset for item in items if type(item) is SseComment)
+            events = [item for item in items if type(item) is not SseComment]
+        starts = self.starts
+        after = starts[k0 + 1:k1]  # where each chunk of the run but the first starts
+        ends = list(map(_END, events))
+        at: list[int] = []
+        try:
+            records = reader.convert(items, at)
+        finally:  # what was read counts, even when an event turned out bad
+            counts = self._place_events(events, ends, k0, k1, after)
+        if records:
+            if at != ends:  # not one record per event: place them on their own
+                counts = _per_chunk(at, after)
+            self._place_records(records, counts, self.times[k0:k1], [*after, starts[k0] + len(piece)])
+        if reader.error is not None:
+            raise reader.error
+
+    def _place_events(self, events: list, ends: list[int], k0: int, k1: int,
+                      after: list[int]) -> list[int]:
+        """Count a run's events, each in the chunk holding its ``end``; how many each
+        chunk of the run completed."""
+        counts = _per_chunk(ends, after)
+        if not events:
+            return counts
+        offsets = list(map(_OFFSET, events))
+        self.largest = max(self.largest, max(map(sub, ends, offsets)))
+        self.events += len(events)
+        multi = len(counts) - counts.count(0) - counts.count(1)
+        if multi:
+            self.multi += multi
+            self.most_per_chunk = max(self.most_per_chunk, max(counts))
+        times = self.times[k0:k1]
+        if self.timed:
+            self.arrivals += compress(zip(times, counts), counts)
+        # Only the first event a chunk completes can have begun in an earlier chunk.
+        firsts = list(compress(offsets, _firsts(counts))) if multi or len(events) != len(counts) else offsets
+        chunk_starts = compress(self.starts[k0:k1], counts)
+        if any(map(lt, firsts, chunk_starts)):
+            for offset, start in zip(firsts, compress(self.starts[k0:k1], counts)):
+                if offset < start:
+                    self._spanned(offset, start)
+        return counts
+
     def _spanned(self, offset: int, start: int) -> None:
         """An event at ``offset`` completed by the chunk at ``start``: over how many chunks."""
         spanned = bisect_right(self.starts, start) - bisect_right(self.starts, offset) + 1
@@ -196,53 +271,32 @@ class Inspector:
             self.split += 1
             self.most_chunks = max(self.most_chunks, spanned)
 
-    def _sse_run(self, piece: bytes, run: list) -> None:
-        """A run of SSE chunks read in one call, each event placed in its chunk.
-
-        The common delta event takes the adapter's ``quick`` as ``normalize`` does (see
-        ``pipeline.RecordReader._convert``): its JSON parsed once, its one record kept;
-        anything else, and every event while the normalizer owes something, goes to
-        ``feed``, which gives the same records."""
-        framer, normalizer = self._sse
-        adapt = self.reader.adapt
-        items = framer.feed(piece)
-        if not items:
+    def _place_records(self, records: list, counts: list[int], times: list, ends: list[int]) -> None:
+        """A run's records, ``counts[p]`` of them made by events of its chunk ``p``, which
+        ends at ``ends[p]``. Deltas alone (nearly every run) are summed per chunk in bulk;
+        any other run is read chunk by chunk."""
+        if set(map(type, records)) != {Delta}:
+            places = chain.from_iterable(map(repeat, range(len(counts)), counts))
+            for place, group in groupby(zip(places, records), _FIRST):
+                self._records(times[place], ends[place], list(map(_SECOND, group)))
             return
-        fast = self.reader.fast
-        quick = normalizer.fast_path() if fast else None
-        k, last = 0, len(run) - 1
-        start, time, chunk = run[0]
-        bound = run[1][0] if last else _NEVER  # where the next chunk starts
-        events, records = 0, []
-        largest = self.largest
-        try:
-            for item in items:
-                if type(item) is SseEvent:
-                    if item.end >= bound:
-                        self._arrived(time, bound, events, records)
-                        events, records = 0, []
-                        while item.end >= bound:
-                            k += 1
-                            start, time, chunk = run[k]
-                            bound = run[k + 1][0] if k < last else _NEVER
-                    events += 1
-                    if item.end - item.offset > largest:
-                        largest = item.end - item.offset
-                    if item.offset < start:
-                        self._spanned(item.offset, start)
-                    if quick is not None:
-                        record = quick_record(quick, item.event, item.data)
-                        if record is not None:
-                            records += adapt([record])
-                            continue
-                else:  # a reset marker: its place among the events is what counts
-                    self.markers.add(item.offset)
-                records += adapt(normalizer.feed(item))
-                if fast:
-                    quick = normalizer.fast_path()
-        finally:  # what was read counts, even when an event turned out bad
-            self.largest = largest
-            self._arrived(time, start + len(chunk), events, records)
+        texts = list(map(_TEXT, records))
+        sizes = list(map(len, texts))
+        answers = list(map(is_not, map(_CHANNEL, records), repeat(_REASONING)))  # refusals too
+        self.texts[_ANSWER] += compress(texts, answers)
+        self.texts[_REASONING] += compress(texts, map(not_, answers))
+        self.pieces += len(sizes) - sizes.count(0)
+        answer = _sums(list(map(mul, sizes, answers)), counts)
+        total = _sums(sizes, counts)
+        reasoning = list(map(sub, total, answer))
+        rows = zip(times, answer, reasoning, repeat(0), ends)
+        self.series += compress(rows, total) if total.count(0) else rows
+        first = self.first
+        for key, amounts in (("answer", answer), ("reasoning", reasoning)):
+            if first[key] is None:
+                place = next(compress(range(len(amounts)), amounts), None)
+                if place is not None:
+                    first[key] = times[place]
 
     def _arrived(self, time: float | None, end: int, events: int, records: list) -> None:
         """What one chunk (ending at byte ``end``) completed: events and their records."""
@@ -315,7 +369,7 @@ class Inspector:
             self.tool_chars += tool
             self.series.append((time, answer, reasoning, tool, end))
 
-    def _shape(self, piece: bytes, run: list) -> None:
+    def _shape(self, piece: bytes, k0: int, k1: int) -> None:
         """Line ends and comment lines in a run's bytes (a few C calls, not per line)."""
         cr = 13 in piece
         if cr or self._after_cr:
@@ -327,12 +381,12 @@ class Inspector:
             self._after_cr = piece[-1] == 13
         elif not self.lone_lf and 10 in piece:
             self.lone_lf = True
-        base = run[0][0]
+        base = self.starts[k0]
         if b"\n:" in piece or cr and b"\r:" in piece or not base or self._line_start and piece[0] == 58:
-            self._comments_in(piece, run)
+            self._comments_in(piece, k0, k1)
         self._line_start = piece[-1] in b"\r\n"
 
-    def _comments_in(self, piece: bytes, run: list) -> None:
+    def _comments_in(self, piece: bytes, k0: int, k1: int) -> None:
         """Note the comment lines starting in ``piece``: a ``:`` opening a line.
 
         A line starts after LF, CR or CRLF, so a comment is ``\\n:`` or ``\\r:`` (``\\r\\n:``
@@ -340,7 +394,7 @@ class Inspector:
         (after a BOM, which belongs to no line). A run is at least ``RUN`` bytes unless it
         is the last, so the first one always shows whether the stream starts with a BOM.
         """
-        base = run[0][0]
+        base = self.starts[k0]
         found = []
         if not base:
             first = 3 if piece.startswith(BOM) else 0
@@ -353,9 +407,9 @@ class Inspector:
             while i >= 0:
                 found.append(i + 1)
                 i = piece.find(needle, i + 2)
-        starts = [offset - base for offset, _, _ in run]
+        starts, times = self.starts, self.times
         for at in sorted(found):
-            self.comment_lines.append((base + at, run[bisect_right(starts, at) - 1][1]))
+            self.comment_lines.append((base + at, times[bisect_right(starts, base + at, k0, k1) - 1]))
 
     # -- the end ------------------------------------------------------------------------
 
@@ -368,7 +422,7 @@ class Inspector:
         line, None when unknown. Raises ``BadInput`` as ``feed`` does."""
         from .assemble import assemble
 
-        self._read_run()
+        self._read(final=True)
         reader = self.reader
         if self.error_body is None:
             records = reader.close()
@@ -383,6 +437,32 @@ class Inspector:
         if len(pieces) > 1:
             pieces[:] = ["".join(pieces)]
         return pieces[0] if pieces else ""
+
+
+def _per_chunk(positions: list[int], after: list[int]) -> list[int]:
+    """How many of the sorted ``positions`` fall in each chunk of a run (``after``: where
+    each chunk but the first starts): one each, nearly always, when chunks are events."""
+    if len(positions) == len(after) + 1 and all(map(lt, positions, after)) and all(map(ge, positions[1:], after)):
+        return [1] * len(positions)
+    cuts = list(map(bisect_left, repeat(positions), after))
+    return list(map(sub, [*cuts, len(positions)], [0, *cuts]))
+
+
+def _firsts(counts: list[int]) -> list[bool]:
+    """For each of the items that ``counts`` groups, whether it is the first of its group."""
+    flags = [False] * sum(counts)
+    for i in compress(accumulate([0, *counts[:-1]]), counts):
+        flags[i] = True
+    return flags
+
+
+def _sums(values: list[int], counts: list[int]) -> list[int]:
+    """The sums of consecutive groups of ``values``, ``counts[p]`` of them in group ``p``."""
+    if len(counts) == len(values) and counts.count(1) == len(counts):
+        return values
+    running = [0, *accumulate(values)]
+    bounds = list(accumulate(counts))
+    return list(map(sub, map(running.__getitem__, bounds), map(running.__getitem__, [0, *bounds[:-1]])))
 
 
 def _comment_text(line: bytes) -> str:

@@ -351,44 +351,43 @@ def test_bad_input_is_raised_after_the_good_events_are_counted():
         ins.close()
 
 
-def test_reading_runs_at_once_gives_the_report_of_reading_chunk_by_chunk(monkeypatch):
-    """Events placed by offset (runs) are where chunk-by-chunk feeding finds them."""
-    rng = random.Random(7)
-    streams = [p.read_bytes() for p in sorted(FIXTURES.rglob("*.sse"))]
-    streams.append(b"".join(anthropic(thinking=["a"] * 5, text=["b"] * 9)).replace(b"\n", b"\r\n"))
-    for data in streams:
-        for _ in range(5):
-            cuts = sorted(rng.sample(range(1, len(data)), min(len(data) - 1, rng.randrange(1, 60))))
-            bounds = [0, *cuts, len(data)]
-            chunks = [(0.1 * i, data[a:b]) for i, (a, b) in enumerate(zip(bounds, bounds[1:]))]
-            expected = _without_series(inspect_chunks(chunks))
-            monkeypatch.setattr(core, "RUN", 1)  # each chunk read alone
-            assert _without_series(inspect_chunks(chunks)) == expected
-            monkeypatch.undo()
-
-
-def _without_series(report):
-    return report._replace(series=tuple(report.series))
-
-
-def _inspected(data: bytes, fast: bool, size: int) -> tuple:
-    inspector = Inspector()
-    inspector.reader.fast = fast
+def _inspected(chunks: list, fast: bool, whole: bool = False) -> tuple:
+    """Everything an inspector makes of (time, bytes) chunks: the report, the texts and
+    the counts behind them (``whole``: fed in one ``feed_all`` call)."""
+    inspector = Inspector(origin="recording", fast=fast)
     try:
-        for at in range(0, len(data), size):
-            inspector.feed(data[at:at + size], at / 1000)
+        if whole:
+            inspector.feed_all(chunks)
+        else:
+            for t, chunk in chunks:
+                inspector.feed(chunk, t)
         report = inspector.close()
     except BadInput as exc:
         return ("bad input", str(exc))
     return (report, {channel: inspector.text(channel) for channel in list(inspector.texts)},
-            inspector.pieces, inspector.events, inspector.series)
+            inspector.pieces, inspector.events, inspector.series, inspector.arrivals)
+
+
+def _chunked(data: bytes, cuts) -> list:
+    bounds = [0, *cuts, len(data)]
+    return [(i / 1000, data[a:b]) for i, (a, b) in enumerate(zip(bounds, bounds[1:]))]
 
 
 @pytest.mark.parametrize("path", stream_files(), ids=lambda p: p.name)
-def test_the_quick_path_gives_what_the_reference_gives(path):
-    # the common delta event read by the adapter's quick (as normalize reads it), against
-    # every event through Normalizer.feed: the same report, texts and timings, in one run
-    # of many chunks and in chunks of one event's size
+def test_runs_read_in_bulk_give_what_the_reference_gives(path, monkeypatch):
+    # Runs of chunks framed and converted in one call, their events and records placed by
+    # offset, against every chunk read alone through the reader and every event through
+    # Normalizer.feed: the same report, texts, timings and counts, for chunks of a few
+    # bytes, of about an event, of many events, cut at random, and fed one by one or all
+    # at once; with runs of the usual size and of a few dozen bytes (runs end mid-event).
     data = path.read_bytes()
-    for size in (7, 300, len(data) or 1):
-        assert _inspected(data, True, size) == _inspected(data, False, size), size
+    rng = random.Random(path.name)
+    chunkings = [range(size, len(data), size) for size in (7, 150, 300, 4096)]
+    chunkings += [sorted(rng.sample(range(1, len(data)), min(len(data) - 1, 40))) for _ in range(2)]
+    for cuts in chunkings:
+        chunks = _chunked(data, cuts)
+        expected = _inspected(chunks, fast=False)
+        for run in (core.RUN, 50):
+            monkeypatch.setattr(core, "RUN", run)
+            assert _inspected(chunks, fast=True) == expected, (run, len(chunks))
+            assert _inspected(chunks, fast=True, whole=True) == expected, (run, len(chunks))
