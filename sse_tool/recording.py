@@ -163,14 +163,23 @@ class Ending:
 class Recording:
     request: RecordedRequest | None = None
     response: RecordedResponse | None = None
-    chunks: list[Chunk] = field(default_factory=list)
+    #: the body chunks as two columns, when each arrived (seconds after the request was
+    #: sent) and its bytes: a long recording has a great many, and a reader that takes
+    #: them in bulk (``inspect``) need not build a tuple for each
+    times: list[float] = field(default_factory=list)
+    datas: list[bytes] = field(default_factory=list)
     end: Ending | None = None
     start: str = ""
     notes: list[str] = field(default_factory=list)
 
     @property
+    def chunks(self) -> list[Chunk]:
+        """The body chunks, in order."""
+        return list(map(_new_chunk, zip(self.times, self.datas)))
+
+    @property
     def body(self) -> bytes:
-        return b"".join(c.data for c in self.chunks)
+        return b"".join(self.datas)
 
 
 class RecordingWriter:
@@ -284,13 +293,13 @@ def _parse_bytes(data: bytes) -> Recording:
     else:
         datas = map(_escape_decode, bodies)
     try:
-        chunks = list(map(_new_chunk, zip(map(float, map(itemgetter(0), found)), datas)))
+        times = list(map(float, map(itemgetter(0), found)))
         rec = parse_recording([data.partition(b"\n")[0], *_OTHER_LINE.findall(data)])
     except (ValueError, BadInput):
         return by_lines()
-    if rec.request is None and chunks:
+    if rec.request is None and times:
         return by_lines()
-    rec.chunks = chunks
+    rec.times, rec.datas = times, list(datas)
     return rec
 
 
@@ -309,7 +318,7 @@ def parse_recording(lines: Iterable[bytes | str]) -> Recording:
             _parse_line(rec, line)
         except (ValueError, IndexError) as exc:
             raise BadInput(f"recording line {number}: {exc}") from None
-    if rec.request is None and rec.chunks:
+    if rec.request is None and rec.times:
         raise BadInput("recording has body chunks but no request line")
     return rec
 
@@ -319,7 +328,10 @@ def _only_our_escapes(data: bytes) -> bool:
     reads them, counted in C. Escaped backslashes go first (``replace`` pairs them from
     the left, as a reader does), each for a NUL, which no escape takes for its letter or
     digits; every backslash left starts an escape, which must go on with ``n``, ``r``,
-    ``t``, or ``x`` and two hex digits (nearly always ``n``: one count tells)."""
+    ``t``, or ``x`` and two hex digits. Nearly always each backslash opens a ``\\n``, and
+    two counts tell, before any copy."""
+    if data.count(b"\\") == data.count(b"\\n"):
+        return True
     rest = data.replace(b"\\\\", b"\0")
     backslashes = rest.count(b"\\")
     if backslashes == rest.count(b"\\n"):
@@ -374,7 +386,8 @@ def _parse_line(rec: Recording, line: str) -> None:
         rec.end = Ending(float(time), outcome, rest[1] if len(rest) > 1 else "")
     elif line[:1].isdigit():
         time, rest = line.split(" ", 1)
-        rec.chunks.append(Chunk(float(time), _quoted(rest)))
+        rec.times.append(float(time))
+        rec.datas.append(_quoted(rest))
     else:
         raise ValueError(f"unrecognised line {line[:40]!r}")
 

@@ -115,7 +115,7 @@ def replay_recording(rec: Recording, speed: float = 1.0) -> Replay:
     An error status's body went to stderr, not stdout, so only the message is replayed.
     """
     end = rec.end
-    last = rec.chunks[-1].time if rec.chunks else 0.0
+    last = rec.times[-1] if rec.times else 0.0
     status = rec.response.status if rec.response else None
     if end is None:
         return Replay(recording_steps(rec, speed), 0.0, ExitCode.TRUNCATED,

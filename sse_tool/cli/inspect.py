@@ -242,7 +242,7 @@ class _Run:
             content_type=next((v for n, v in response.headers if n.lower() == "content-type"), None)
             if response else None, started=rec.start)
         inspector = Inspector(name, origin="recording", http=http, **self.options)
-        inspector.feed_all(rec.chunks)
+        inspector.feed_all(rec.times, rec.datas)
         if rec.end is None:
             return inspector.close(None, "unended", "the recording has no end line (the recorder was stopped)")
         return inspector.close(rec.end.time, rec.end.outcome, rec.end.detail)

@@ -56,7 +56,6 @@ _ANSWER, _REASONING = Channel.ANSWER, Channel.REASONING
 # A refusal is the model's answer to the person, in its own channel: timed as the answer.
 _AS = {Channel.REFUSAL: _ANSWER}
 _FIRST, _SECOND = itemgetter(0), itemgetter(1)
-_TIME, _DATA = _FIRST, _SECOND
 _CHANNEL, _TEXT = itemgetter(0), itemgetter(1)
 _OFFSET, _END = attrgetter("offset"), attrgetter("end")
 
@@ -132,12 +131,13 @@ class Inspector:
             if self.bytes - self.starts[-len(self._pending)] >= RUN:
                 self._read()
 
-    def feed_all(self, chunks) -> None:
-        """``feed`` for each (time, chunk) pair (a recording's ``Chunk`` list, say)."""
-        chunks = list(filter(_DATA, chunks))
-        if chunks:
-            datas = list(map(_DATA, chunks))
-            self.times += map(_TIME, chunks)
+    def feed_all(self, times: list[float | None], datas: list[bytes]) -> None:
+        """``feed`` for each chunk of ``datas``, which arrived at the time ``times`` gives
+        it (a recording's columns, say)."""
+        if not all(datas):  # an empty chunk is no chunk
+            times, datas = list(compress(times, datas)), list(compress(datas, datas))
+        if datas:
+            self.times += times
             self.starts += accumulate(map(len, datas[:-1]), initial=self.bytes)
             self.bytes = self.starts[-1] + len(datas[-1])
             self._pending += datas

@@ -186,8 +186,8 @@ class Stream:
             return f"{self.kind}, {len(self.data)} bytes"
         status = f"HTTP {rec.response.status}" if rec.response else "no response"
         outcome = rec.end.outcome if rec.end else "no end"
-        span = rec.chunks[-1].time if rec.chunks else 0.0
-        return f"recording, {status}, {outcome}, {len(rec.chunks)} chunks over {span:.2f}s"
+        span = rec.times[-1] if rec.times else 0.0
+        return f"recording, {status}, {outcome}, {len(rec.times)} chunks over {span:.2f}s"
 
 
 @dataclass(frozen=True)

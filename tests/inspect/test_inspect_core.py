@@ -357,7 +357,7 @@ def _inspected(chunks: list, fast: bool, whole: bool = False) -> tuple:
     inspector = Inspector(origin="recording", fast=fast)
     try:
         if whole:
-            inspector.feed_all(chunks)
+            inspector.feed_all([t for t, _ in chunks], [chunk for _, chunk in chunks])
         else:
             for t, chunk in chunks:
                 inspector.feed(chunk, t)
@@ -378,12 +378,13 @@ def test_runs_read_in_bulk_give_what_the_reference_gives(path, monkeypatch):
     # Runs of chunks framed and converted in one call, their events and records placed by
     # offset, against every chunk read alone through the reader and every event through
     # Normalizer.feed: the same report, texts, timings and counts, for chunks of a few
-    # bytes, of about an event, of many events, cut at random, and fed one by one or all
+    # bytes, of about an event, of many events, cut at random (empty chunks too), fed one by one or all
     # at once; with runs of the usual size and of a few dozen bytes (runs end mid-event).
     data = path.read_bytes()
     rng = random.Random(path.name)
     chunkings = [range(size, len(data), size) for size in (7, 150, 300, 4096)]
-    chunkings += [sorted(rng.sample(range(1, len(data)), min(len(data) - 1, 40))) for _ in range(2)]
+    chunkings += [sorted(rng.sample(range(1, len(data)), min(len(data) - 1, 40)))]
+    chunkings += [sorted(rng.choices(range(len(data) + 1), k=40))]  # empty chunks among them
     for cuts in chunkings:
         chunks = _chunked(data, cuts)
         expected = _inspected(chunks, fast=False)
