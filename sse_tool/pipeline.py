@@ -46,7 +46,8 @@ from .wire import JSON_STRING, load_event
 UNCLOSED_THINK = "the reasoning block (<think>) was never closed: the reasoning was cut short"
 
 #: ``--from`` choices of the stages that read channel records
-SOURCES = ("auto", "sse", "json-array", "ndjson", "aws-eventstream", "events", "records")
+SOURCES = ("auto", "sse", "json-array", "ndjson", "aws-eventstream", "events", "records", "recording")
+_MAGIC = b"sse-tool recording 1"  # recording.MAGIC, known without importing that at start-up
 
 
 def sniff_lines(first_line: dict) -> str:
@@ -82,6 +83,12 @@ class RecordReader:
         #: the framing's end, once ``close`` has run (None before, or if nothing arrived)
         self.frame_end: FrameEnd | None = None
         self.lenient = lenient
+        #: the recording's head and end (``recording.Recording``, without its chunks) when
+        #: the input is a ``fetch --record`` recording, whose body is the stream read
+        self.recording = None
+        self._unwrap = None
+        # the first bytes, while they may still open a recording (None: decided)
+        self._magic: bytes | None = b"" if source == "auto" else None
         #: False: every item through ``Normalizer.feed`` and ``from_record`` (the reference
         #: the fast paths are held to)
         self.fast = fast
@@ -95,6 +102,9 @@ class RecordReader:
         #: bad input found after good records in the same chunk: those records were
         #: returned, and the next ``feed``/``close`` raises this (a caller may check it first)
         self.error: BadInput | None = None
+        if source == "recording":
+            self.source = None  # the body's kind is found from its first bytes
+            self._start_recording()
         if self.source:
             self._start(self.source)
 
@@ -110,6 +120,17 @@ class RecordReader:
     def feed(self, chunk: bytes) -> list[Record]:
         if self.error is not None:
             raise self.error
+        if self._magic is not None:
+            chunk = self._recording_or_not(chunk)
+        if self.recording is not None:
+            chunk = self._unwrap.body(self._unwrap.feed(chunk))
+            if not chunk:
+                self.items = []
+                return self._after_body([])
+            return self._after_body(self._feed(chunk))
+        return self._feed(chunk)
+
+    def _feed(self, chunk: bytes) -> list[Record]:
         self.received += len(chunk)
         if self._framer is None:
             self._head += chunk
@@ -129,10 +150,18 @@ class RecordReader:
         """The last records, ending with the one ``End``."""
         if self.error is not None:
             raise self.error
+        out: list[Record] = []
+        if self._magic:  # a few bytes that never became a recording's first line: the input
+            out += self._feed(self._magic)
+        self._magic = None
+        if self.recording is not None:
+            body = self._unwrap.body(self._unwrap.close())
+            out += self._after_body(self._feed(body) if body else [])
+            if self.error is not None:
+                raise self.error
         self.items = []
         if not self.received:
-            return [End(Status.TRUNCATED, detail=NO_STREAM)]
-        out: list[Record] = []
+            return out + [End(Status.TRUNCATED, detail=NO_STREAM)]
         if self._framer is None:
             self._start(self._sniff(final=True))
             out += self._consume(self._framer.feed(bytes(self._head)))
@@ -148,6 +177,33 @@ class RecordReader:
         return out
 
     # -- internals ----------------------------------------------------------------------
+
+    def _recording_or_not(self, chunk: bytes) -> bytes:
+        """The input so far once its first bytes tell whether it is a recording (a
+        recording's body is then read through ``recording.ChunkReader``); b"" until they do."""
+        head = self._magic + chunk
+        if len(head) < len(_MAGIC) and _MAGIC.startswith(head):
+            self._magic = head
+            return b""
+        self._magic = None
+        if head.startswith(_MAGIC):
+            self._start_recording()
+        return head
+
+    def _start_recording(self) -> None:
+        from .recording import ChunkReader
+
+        # a chunk line holds one read of the body, each byte escaped in at most 4
+        self._unwrap = ChunkReader(max_line=4 * self.max_event_size + 64)
+        self.recording = self._unwrap.recording
+
+    def _after_body(self, records: list[Record]) -> list[Record]:
+        """A bad line of the recording counts after the records of the lines before it."""
+        if self._unwrap.error is not None and self.error is None:
+            if not records:
+                raise self._unwrap.error
+            self.error = self._unwrap.error
+        return records
 
     def _sniff(self, final: bool) -> str | None:
         kind = sniff(self._head, final)

@@ -58,6 +58,7 @@ boundaries and times stay as they were.
 from __future__ import annotations
 
 import codecs
+import copy
 import re
 from collections import deque
 from collections.abc import Iterable
@@ -272,41 +273,146 @@ def load_recording(source: str | Path | IO[str] | IO[bytes]) -> Recording:
 
 
 def _parse_bytes(data: bytes) -> Recording:
-    """``parse_recording(data.split(b"\\n"))``, with the chunk lines (nearly every line of a
-    long recording) read in bulk: regex and ``map`` calls over the whole text, all in C,
-    no Python code per line. Anything unusual (a line starting with a digit that is not
-    quite a chunk line, an escape not of ours, text that is not UTF-8, a bad line of
-    another kind) is read line by line instead, which says what is wrong."""
-    def by_lines() -> Recording:
-        return parse_recording(data.split(b"\n"))
-
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
-        return by_lines()
-    found = _DIGIT_LINE.findall(data)  # (time, '"' if a chunk line, its quoted bytes)
-    if data[:1].isdigit() or not all(map(itemgetter(1), found)) or not _only_our_escapes(data):
-        return by_lines()
-    bodies = map(itemgetter(2), found)
-    if _ESCAPE_DECODE is not None:
-        datas = map(itemgetter(0), map(_ESCAPE_DECODE, bodies))
-    else:
-        datas = map(_escape_decode, bodies)
-    try:
-        times = list(map(float, map(itemgetter(0), found)))
-        rec = parse_recording([data.partition(b"\n")[0], *_OTHER_LINE.findall(data)])
-    except (ValueError, BadInput):
-        return by_lines()
-    if rec.request is None and times:
-        return by_lines()
-    rec.times, rec.datas = times, list(datas)
+    """``parse_recording(data.split(b"\\n"))``, with the chunk lines read in bulk (see
+    ``_read_lines``)."""
+    rec = Recording()
+    _read_lines(rec, data, 1)
+    _check_request(rec)
     return rec
 
 
 def parse_recording(lines: Iterable[bytes | str]) -> Recording:
     """A recording from its lines (bytes or text, with or without their line ends)."""
     rec = Recording()
-    for number, raw in enumerate(lines, 1):
+    _by_lines(rec, lines, 1)
+    _check_request(rec)
+    return rec
+
+
+class ChunkReader:
+    """A recording read as its bytes arrive (sans-I/O): ``feed(bytes)`` returns the body
+    chunks of the chunk lines it completed, as two columns (times, datas), and ``close()``
+    those of a last line without its line end. The other lines fill ``recording`` (its
+    own chunk columns stay empty: the chunks are handed out, not kept, so memory is
+    bounded by the longest line, at most ``max_line`` bytes). ``body(bytes)`` gives the
+    chunks' bytes joined, for a reader of the stream alone.
+
+    A bad line, as ``load_recording`` names it, is kept in ``error`` (a ``BadInput``) once
+    the chunks of the lines before it are returned, and raised by the next call."""
+
+    def __init__(self, max_line: int = 1 << 62) -> None:
+        self.recording = Recording()
+        self.max_line = max_line
+        self.error: BadInput | None = None
+        self._parts: list[bytes] = []  # a line not finished yet
+        self._waiting = 0  # its length
+        self._number = 1  # the recording's line the next block starts with
+
+    def feed(self, data: bytes) -> tuple[list[float], list[bytes]]:
+        if self.error is not None:
+            raise self.error
+        cut = data.rfind(b"\n") + 1
+        if not cut:
+            self._wait(data)
+            return [], []
+        block = data[:cut]
+        if self._parts:
+            block = b"".join([*self._parts, block])
+        self._parts, self._waiting = [], 0
+        chunks = self._chunks(block)
+        self._wait(data[cut:])
+        return chunks
+
+    def close(self) -> tuple[list[float], list[bytes]]:
+        if self.error is not None:
+            raise self.error
+        block, self._parts = b"".join(self._parts), []
+        return self._chunks(block) if block else ([], [])
+
+    @staticmethod
+    def body(chunks: tuple[list[float], list[bytes]]) -> bytes:
+        return b"".join(chunks[1])
+
+    def _wait(self, data: bytes) -> None:
+        if data:
+            self._parts.append(data)
+            self._waiting += len(data)
+            if self._waiting > self.max_line:
+                self.error = BadInput(f"recording line {self._number} is longer than {self.max_line:,} bytes")
+                raise self.error
+
+    def _chunks(self, block: bytes) -> tuple[list[float], list[bytes]]:
+        rec = self.recording
+        try:
+            self._number += _read_lines(rec, block, self._number)
+            _check_request(rec)
+        except BadInput as exc:
+            self.error = exc  # raised after the chunks of the lines before it
+            if rec.request is None:  # no chunk is read without its request
+                rec.times.clear()
+                rec.datas.clear()
+        chunks = rec.times, rec.datas
+        rec.times, rec.datas = [], []
+        return chunks
+
+
+def _check_request(rec: Recording) -> None:
+    if rec.request is None and rec.times:
+        raise BadInput("recording has body chunks but no request line")
+
+
+def _read_lines(rec: Recording, block: bytes, number: int) -> int:
+    """Read the lines of ``block`` (whole lines; the last may lack its line end) into
+    ``rec``, the first being the recording's line ``number``; how many lines were read.
+
+    The chunk lines (nearly every line of a long recording) are read in bulk: regex and
+    ``map`` calls over the whole block, all in C, no Python code per line. Anything
+    unusual (a line starting with a digit that is not quite a chunk line, an escape not of
+    ours, text that is not UTF-8, a bad line of another kind) is read line by line
+    instead, which says what is wrong."""
+    lines = block.count(b"\n") + (not block.endswith(b"\n"))
+    if not block.isascii():
+        try:
+            block.decode("utf-8")
+        except UnicodeDecodeError:
+            _by_lines(rec, block.split(b"\n"), number)
+            return lines
+    text = b"\n" + block  # each line, the first included, then starts after a newline
+    found = _DIGIT_LINE.findall(text)  # (time, '"' if a chunk line, its quoted bytes)
+    if not all(map(itemgetter(1), found)) or not _only_our_escapes(block):
+        _by_lines(rec, block.split(b"\n"), number)
+        return lines
+    bodies = map(itemgetter(2), found)
+    if _ESCAPE_DECODE is not None:
+        datas = list(map(itemgetter(0), map(_ESCAPE_DECODE, bodies)))
+    else:
+        datas = list(map(_escape_decode, bodies))
+    try:
+        times = list(map(float, map(itemgetter(0), found)))
+        if len(found) < lines:  # lines of other kinds: read into a copy, kept if all are good
+            others = _OTHER_LINE.findall(text)
+            trial = copy.deepcopy(rec)  # the lines before this block: a header or two, no chunk
+            if number == 1:  # the first line is the format's
+                if block[:1].isdigit():
+                    raise ValueError("a chunk line before the format line")
+                _by_lines(trial, others[:1], 1)
+                others = others[1:]
+            for line in others:
+                _parse_line(trial, line.decode("utf-8").rstrip("\r"))
+            vars(rec).update(vars(trial))
+        elif number == 1:
+            raise ValueError("no format line")
+    except (ValueError, IndexError, BadInput):
+        _by_lines(rec, block.split(b"\n"), number)  # which says what is wrong
+        return lines
+    rec.times += times
+    rec.datas += datas
+    return lines
+
+
+def _by_lines(rec: Recording, lines: Iterable[bytes | str], number: int) -> None:
+    """Read ``lines`` into ``rec`` one by one, the first being the recording's line ``number``."""
+    for number, raw in enumerate(lines, number):
         line = raw.decode("utf-8") if isinstance(raw, bytes) else raw
         # Escaped bytes never hold a raw CR or LF, so stripping the line end loses nothing.
         line = line.rstrip("\r\n")
@@ -318,9 +424,6 @@ def parse_recording(lines: Iterable[bytes | str]) -> Recording:
             _parse_line(rec, line)
         except (ValueError, IndexError) as exc:
             raise BadInput(f"recording line {number}: {exc}") from None
-    if rec.request is None and rec.times:
-        raise BadInput("recording has body chunks but no request line")
-    return rec
 
 
 def _only_our_escapes(data: bytes) -> bool:

@@ -211,7 +211,7 @@ class _Run:
         if not size:
             return None
         if b"".join(c for _, c in head).startswith(magic):
-            return self._recording(name, b"".join([c for _, c in head] + [self._pass(c) for c in chunks]))
+            return self._recording(name, b"".join([c for _, c in head]), map(self._pass, chunks))
         inspector = Inspector(name, origin="live" if live else "file", **self.options)
         for t, chunk in head:
             inspector.feed(chunk, t if live else None)
@@ -227,25 +227,39 @@ class _Run:
             return inspector.close(self._now(), "interrupted", "interrupted (Ctrl-C)")
         return inspector.close(ended if live else None, "complete" if live else None)
 
-    def _recording(self, name: str, data: bytes):
+    def _recording(self, name: str, head: bytes, chunks):
+        """The report of a recording, read as it arrives: its chunks go to the inspector as
+        their lines complete, the inspector made once the response's head is read."""
+        from itertools import chain
+
+        from ..recording import ChunkReader
+
+        reader = ChunkReader(max_line=4 * self.options["max_event_size"] + 64)
+        inspector = None
+        for data in chain([head], chunks, [None]):
+            times, datas = reader.feed(data) if data is not None else reader.close()
+            if reader.error is not None:
+                raise reader.error
+            if times or data is None:
+                if inspector is None:
+                    inspector = self._inspector(name, reader.recording)
+                inspector.feed_all(times, datas)
+        end = reader.recording.end
+        if end is None:
+            return inspector.close(None, "unended", "the recording has no end line (the recorder was stopped)")
+        return inspector.close(end.time, end.outcome, end.detail)
+
+    def _inspector(self, name: str, rec):
         from ..inspect.core import Inspector
         from ..inspect.report import Http
-        import io
 
-        from ..recording import load_recording
-
-        rec = load_recording(io.BytesIO(data))
         request, response = rec.request, rec.response
         http = Http(
             method=request.method if request else None, url=request.url if request else None,
             status=response.status if response else None, reason=response.reason if response else "",
             content_type=next((v for n, v in response.headers if n.lower() == "content-type"), None)
             if response else None, started=rec.start)
-        inspector = Inspector(name, origin="recording", http=http, **self.options)
-        inspector.feed_all(rec.times, rec.datas)
-        if rec.end is None:
-            return inspector.close(None, "unended", "the recording has no end line (the recorder was stopped)")
-        return inspector.close(rec.end.time, rec.end.outcome, rec.end.detail)
+        return Inspector(name, origin="recording", http=http, **self.options)
 
     def _now(self) -> float:
         return time.monotonic() - self.start
