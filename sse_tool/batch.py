@@ -18,9 +18,8 @@ reader gives is what it would give (``tests/normalize/test_fast_paths.py``).
 * ``delta_lines``: ``normalize``'s delta records (what ``render`` reads);
 * ``quick_records``: the provider's data lines, with the adapter's ``quick_lines``
   (``Normalizer.fast_lines``): a ``Delta`` for each line of that shape;
-* ``plain_events``: ``frame``'s records ``{"event":"...","data":"..."}``, each line's
-  event and data, with one ``loads`` of the lines joined into an array; the data strings
-  then go to ``data_deltas`` as the raw data lines go to ``quick_records``.
+* ``frame_deltas``: the same in ``frame``'s records of those events,
+  ``{"event":"...","data":"..."}``, where the data line is a JSON string.
 """
 
 from __future__ import annotations
@@ -41,8 +40,6 @@ _CHANNEL_OF = {channel.value.encode(): channel for channel in Channel}
 #: a delta record as ``normalize`` writes it, the whole line (a text: its literal)
 _DELTA_LINES = (rb'\{"type":"delta","channel":"(' + b"|".join(_CHANNEL_OF) + rb')","text":('
                 + JSON_STRING + rb')\}')
-#: how every line of frame's plain records starts (orjson writes ``event`` first)
-_EVENT = b'{"event":"'
 _COMPILED: dict = {}  # regexes compiled when first used: start-up does not pay for them
 _new = tuple.__new__  # builds a Delta without the keyword handling of its constructor
 
@@ -123,35 +120,6 @@ def _in_record(pattern: bytes) -> bytes:
     data = pattern.replace(JSON_STRING, b"\0").replace(b'"', rb'\\"').replace(b"\0", _ESCAPED_STRING)
     # the event's name: printable ASCII, no quote or backslash (any other is read alone)
     return rb'\{"event":"[ !#-\[\]-~]*","data":"' + data + rb'"\}'
-
-
-def plain_events(items: list) -> tuple[list, list] | None:
-    """The event names and data strings of frame's records if every item is a plain one
-    (``{"event": str, "data": str}`` and nothing else, as ``frame`` writes nearly every
-    event); else None.
-
-    The lines are joined into one JSON array: if it holds one plain object per line, each
-    object is its line's. An object that took in a line end would hold, at that point,
-    either a string, which the next line's ``{"`` would close with ``event`` left outside
-    any string (not JSON), or an array or object, which a plain object has not; so no
-    object runs over two lines, and as many objects as lines is one on each.
-    """
-    if not _lines_of(items):
-        return None
-    joined = b"\n,".join(map(_DATA, items))  # (a line holds no \n: each one is a joint)
-    count = len(items)
-    if not joined.startswith(_EVENT) or joined.count(b"\n," + _EVENT) != count - 1:
-        return None
-    try:
-        objects = loads(b"[" + joined + b"]")
-    except JSONDecodeError:
-        return None
-    if len(objects) != count or set(map(type, objects)) != {dict} or set(map(len, objects)) != {2}:
-        return None
-    events, datas = list(map(dict.get, objects, repeat("event"))), list(map(dict.get, objects, repeat("data")))
-    if set(map(type, events)) != {str} or set(map(type, datas)) != {str}:
-        return None
-    return events, datas
 
 
 def _lines_of(items: list) -> bool:

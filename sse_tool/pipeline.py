@@ -25,7 +25,7 @@ from itertools import repeat
 import orjson
 from orjson import JSONDecodeError, loads
 
-from .batch import delta_lines, frame_deltas, plain_events, quick_records
+from .batch import delta_lines, frame_deltas, quick_records
 from .decode import decode_field
 from .errors import BadInput, EventTooLarge
 from .framing import body_start, check_text, make_framer, sniff
@@ -240,29 +240,27 @@ class RecordReader:
         ``quick`` asked, its record appended; anything ``quick`` does not take, and every
         item while the normalizer owes something else (``fast_path`` is None), goes through
         ``Normalizer.feed``, which gives the same records (see ``tests/test_fast_paths.py``).
-        A batch of items is read ahead with a few C calls where it can be (``batch.py``):
-        frame's plain records into their events' names and data, and the adapter's common
-        delta event, where it knows its exact lines, into its ``Delta``.
+        Where the adapter knows that event's exact lines, a whole batch of them is read
+        ahead with a few C calls (``batch.py``), in the raw data or in frame's records.
         """
         normalizer = self.normalizer
         lines = self.source == "events"
         quick = normalizer.fast_path() if self.fast else None
-        ready = events = None  # read ahead: each item's Delta (or None), its event and data
+        # the records of the adapter's common delta event, read for a whole batch of events
+        # at once where the adapter knows its exact lines (a Delta for each such event)
+        ready = None
         if quick is not None and len(items) > 1:
             shape = normalizer.fast_lines()
             if shape is not None:
                 ready = (frame_deltas if lines else quick_records)(items, *shape)
-            elif lines:
-                events = plain_events(items)
-        names, datas = events if events is not None else (repeat(None), repeat(None))
         think = self._think
-        for item, record, event, data in zip(items, ready if ready is not None else repeat(None), names, datas):
-            if type(item) is SseComment:
-                pass
-            elif not lines:
-                event, data = item.event, item.data
-            elif data is None and record is None and self.fast:
-                event, data = _plain_event(item.data)  # (None, None) for another line
+        for item, record in zip(items, ready) if ready is not None else zip(items, repeat(None)):
+            event = data = None  # (a comment has neither; frame's record only once read)
+            if type(item) is not SseComment:
+                if not lines:
+                    event, data = item.event, item.data
+                elif record is None and self.fast:
+                    event, data = _plain_event(item.data)  # (None, None) for another line
             if quick is not None and (record is not None or data is not None):
                 if record is None:
                     record = quick_record(quick, event, data)
