@@ -256,10 +256,10 @@ class RecordReader:
         think = self._think
         for item, record in zip(items, ready) if ready is not None else zip(items, repeat(None)):
             event = data = None  # (a comment has neither; frame's record only once read)
-            if type(item) is not SseComment:
+            if record is None and type(item) is not SseComment:
                 if not lines:
                     event, data = item.event, item.data
-                elif record is None and self.fast:
+                elif self.fast:
                     event, data = _plain_event(item.data)  # (None, None) for another line
             if quick is not None and (record is not None or data is not None):
                 if record is None:
