@@ -20,13 +20,12 @@ normalized, so neither touches them.
 
 from __future__ import annotations
 
-import re
 from itertools import repeat
-from operator import attrgetter, itemgetter
 
 import orjson
 from orjson import JSONDecodeError, loads
 
+from .batch import delta_lines, frame_deltas, quick_records
 from .decode import decode_field
 from .errors import BadInput, EventTooLarge
 from .framing import body_start, check_text, make_framer, sniff
@@ -37,10 +36,10 @@ from .model import (
 )
 from .ndjson import NdjsonParser
 from .normalize import Normalizer, failed_end
-from .sse import DEFAULT_MAX_EVENT_SIZE, FrameEnd, SseComment
+from .sse import DEFAULT_MAX_EVENT_SIZE, FrameEnd, SseComment, SseEvent
 from .think import ThinkTags
 from .toolcalls import ToolCallCheck
-from .wire import JSON_STRING, load_event
+from .wire import load_event
 
 #: the end record's ``detail`` for a complete stream whose <think> block never closed
 UNCLOSED_THINK = "the reasoning block (<think>) was never closed: the reasoning was cut short"
@@ -288,8 +287,8 @@ class RecordReader:
 
     def _deltas(self, items: list, out: list[Record]) -> bool:
         """If every item is a delta record exactly as ``normalize`` writes it, append their
-        records and return True (else do nothing; see ``_delta_lines``)."""
-        return not self._ended and _delta_lines(items, out)
+        records and return True (else do nothing; see ``batch.delta_lines``)."""
+        return not self._ended and delta_lines(items, out)
 
     def _convert(self, items: list, out: list[Record], at: list[int] | None = None) -> None:
         """Events (or frame's records of them) normalized.
@@ -298,6 +297,8 @@ class RecordReader:
         ``quick`` asked, its record appended; anything ``quick`` does not take, and every
         item while the normalizer owes something else (``fast_path`` is None), goes through
         ``Normalizer.feed``, which gives the same records (see ``tests/test_fast_paths.py``).
+        Where the adapter knows that event's exact lines, a whole batch of them is read
+        ahead with a few C calls (``batch.py``), in the raw data or in frame's records.
         With ``at``, each record's item's end goes there too (see ``convert``).
         """
         normalizer = self.normalizer
@@ -306,18 +307,21 @@ class RecordReader:
         # the records of the adapter's common delta event, read for a whole batch of events
         # at once where the adapter knows its exact lines (a Delta for each such event)
         ready = None
-        if quick is not None and not lines and len(items) > 1:
+        if quick is not None and len(items) > 1:
             shape = normalizer.fast_lines()
             if shape is not None:
-                ready = _quick_records(items, *shape)
+                ready = (frame_deltas if lines else quick_records)(items, *shape)
         think = self._think
         for item, record in zip(items, ready) if ready is not None else zip(items, repeat(None)):
-            if quick is not None and type(item) is not SseComment:
+            event = data = None  # (a comment has neither; frame's record only once read)
+            if record is None and type(item) is not SseComment:
+                if not lines:
+                    event, data = item.event, item.data
+                elif self.fast:
+                    event, data = _plain_event(item.data)  # (None, None) for another line
+            if quick is not None and (record is not None or data is not None):
                 if record is None:
-                    if lines:
-                        record = quick_record(quick, *_plain_event(item.data))
-                    else:
-                        record = quick_record(quick, item.event, item.data)
+                    record = quick_record(quick, event, data)
                 if record is not None:
                     if think is not None and record[0] is _ANSWER:
                         records = self._after([record])
@@ -331,7 +335,10 @@ class RecordReader:
                             at.append(item.end)
                     continue
             if lines and type(item) is not SseComment:
-                item = self._load_line(item, lambda rec, at=item.offset: load_event(rec, at))
+                if data is not None:  # what load_event makes of a plain record
+                    item = _new(SseEvent, (event, data, None, None, item.offset, item.offset))
+                else:
+                    item = self._load_line(item, lambda rec, at=item.offset: load_event(rec, at))
             records = normalizer.feed(item)
             if records:
                 # Past the answer's start there is nothing to split, until a retry's Reset
@@ -399,38 +406,8 @@ _ANSWER = Channel.ANSWER
 #: the fast path leaves to feed)
 _BRACES = ("{", b"{")
 _CHANNELS = {channel.value: channel for channel in Channel}
-_CHANNEL_OF = {channel.value.encode(): channel for channel in Channel}
-_DATA = attrgetter("data")
-_KEY, _LITERAL = itemgetter(0), itemgetter(1)
-#: a delta record as ``normalize`` writes it, the whole line (a text: its literal)
-_DELTA_LINES = (rb'\{"type":"delta","channel":"(' + b"|".join(_CHANNEL_OF) + rb')","text":('
-                + JSON_STRING + rb')\}')
-_COMPILED: dict = {}  # regexes compiled when first used: start-up does not pay for them
-
-
-def _lines_regex(pattern: bytes, others: bool = False):
-    """``pattern`` over whole lines (with ``others``: or any other line, which captures
-    nothing), compiled once."""
-    key = (pattern, others)
-    regex = _COMPILED.get(key)
-    if regex is None:
-        regex = _COMPILED[key] = re.compile(b"^(?:" + pattern + (b"|.*)$" if others else b")$"), re.M)
-    return regex
-_NOT_PLAIN = ("", "")  # (event, data) of a line that is not a plain event record
+_NOT_PLAIN = (None, None)  # (event, data) of a line that is not a plain event record
 _new = tuple.__new__  # builds a Delta without the keyword handling of its constructor
-
-
-def _delta_lines(items: list, out: list[Record]) -> bool:
-    """If each item's data is a delta record exactly as ``normalize`` writes it, append
-    their records and return True; else do nothing and return False."""
-    found = _found(items, _lines_regex(_DELTA_LINES))
-    if found is None or not all(map(_KEY, found)):
-        return False
-    texts = _texts(found)
-    if texts is None:
-        return False
-    out += map(_new, repeat(Delta), zip(map(_CHANNEL_OF.__getitem__, map(_KEY, found)), texts))
-    return True
 
 
 def quick_record(quick, event: str, data: str | bytes) -> Record | None:
@@ -444,49 +421,10 @@ def quick_record(quick, event: str, data: str | bytes) -> Record | None:
     return None
 
 
-def _quick_records(items: list, pattern, channels: dict) -> list | None:
-    """For each item, the ``Delta`` the adapter's ``quick`` gives it if its data is a line
-    ``pattern`` (a regex, as bytes) matches whole (the adapter's ``quick_lines``), else None; None if the
-    batch cannot be read so (a comment among the items, a bad escape in a text: then
-    each item is read alone)."""
-    found = _found(items, _lines_regex(pattern, others=True))
-    if found is None:
-        return None
-    texts = _texts(found)
-    if texts is None:
-        return None
-    kinds = map({**channels, b"": None}.__getitem__, map(_KEY, found))
-    return [None if kind is None or not text else _new(Delta, (kind, text)) for kind, text in zip(kinds, texts)]
-
-
-def _found(items: list, pattern) -> list | None:
-    """``pattern.findall`` over the items' data lines (bytes), one match per line; None if
-    an item is a comment or holds text, or the matches are not one per line.
-
-    The patterns here match a whole line holding one complete JSON string literal (group
-    2) and no array or object it could be cut inside, so the literals of many lines, joined
-    by commas, are an array of exactly those strings: one ``loads`` of it (``_texts``)
-    decodes each as its own would.
-    """
-    if SseComment in set(map(type, items)) or type(items[0].data) is not bytes:
-        return None
-    found = pattern.findall(b"\n".join(map(_DATA, items)))
-    return found if len(found) == len(items) else None
-
-
-def _texts(found: list) -> list | None:
-    """The strings of the literals ``found`` (an empty one where a line did not match);
-    None if one is not a valid JSON string (a bad escape, invalid UTF-8)."""
-    try:
-        return loads(b"[" + b",".join([lit or b'""' for lit in map(_LITERAL, found)]) + b"]")
-    except JSONDecodeError:
-        return None
-
-
-def _plain_event(line: bytes) -> tuple[str, str]:
+def _plain_event(line: bytes) -> tuple[str, str] | tuple[None, None]:
     """(event, data) of a frame record with just those two fields, both strings, as
-    ``frame`` writes nearly every event; ``("", "")`` for any other line (``load_event``
-    reads it, type-checking every field)."""
+    ``frame`` writes nearly every event; ``(None, None)`` for any other line
+    (``load_event`` reads it, type-checking every field)."""
     try:
         rec = loads(line)
     except JSONDecodeError:

@@ -1,0 +1,154 @@
+"""Many JSON lines read with a few C calls: the batch readers behind ``RecordReader``'s
+fast paths.
+
+A framer hands the reader every complete event of a chunk at once. Most of them are
+the provider's common delta event, or a line of an earlier sse-tool stage, each in one
+exact shape. Reading them one at a time costs a ``loads`` and a few tests in Python
+each; here a whole batch is read with one regex over the lines joined by ``\\n`` and
+one ``loads`` of the JSON strings the regex captured, joined into an array.
+
+That one ``loads`` decodes each literal as its own would because the patterns match a
+whole line holding one complete JSON string literal (group 2) and no array or object it
+could be cut inside: joined by commas, the literals are an array of exactly those
+strings. A line a pattern does not match captures nothing; a line ending or a comment
+among the items, a bad escape or invalid UTF-8, make the batch unreadable so, and the
+caller reads each item alone: that per-item path stays the reference, and what a batch
+reader gives is what it would give (``tests/normalize/test_fast_paths.py``).
+
+* ``delta_lines``: ``normalize``'s delta records (what ``render`` reads);
+* ``quick_records``: the provider's data lines, with the adapter's ``quick_lines``
+  (``Normalizer.fast_lines``): a ``Delta`` for each line of that shape;
+* ``frame_deltas``: the same in ``frame``'s records of those events,
+  ``{"event":"...","data":"..."}``, where the data line is a JSON string.
+"""
+
+from __future__ import annotations
+
+import re
+from itertools import repeat
+from operator import attrgetter, itemgetter
+
+from orjson import JSONDecodeError, loads
+
+from .model import Channel, Delta, Record
+from .sse import SseComment
+from .wire import JSON_STRING
+
+_DATA = attrgetter("data")
+_KEY, _LITERAL = itemgetter(0), itemgetter(1)
+_CHANNEL_OF = {channel.value.encode(): channel for channel in Channel}
+#: a delta record as ``normalize`` writes it, the whole line (a text: its literal)
+_DELTA_LINES = (rb'\{"type":"delta","channel":"(' + b"|".join(_CHANNEL_OF) + rb')","text":('
+                + JSON_STRING + rb')\}')
+_COMPILED: dict = {}  # regexes compiled when first used: start-up does not pay for them
+_new = tuple.__new__  # builds a Delta without the keyword handling of its constructor
+
+
+def delta_lines(items: list, out: list[Record]) -> bool:
+    """If each item's data is a delta record exactly as ``normalize`` writes it, append
+    their records and return True; else do nothing and return False."""
+    if not _lines_of(items):
+        return False
+    found = _found(b"\n".join(map(_DATA, items)), len(items), _lines_regex(_DELTA_LINES))
+    if found is None or not all(map(_KEY, found)):
+        return False
+    texts = _texts(found)
+    if texts is None:
+        return False
+    out += map(_new, repeat(Delta), zip(map(_CHANNEL_OF.__getitem__, map(_KEY, found)), texts))
+    return True
+
+
+def quick_records(items: list, pattern: bytes, channels: dict) -> list | None:
+    """For each item, the ``Delta`` the adapter's ``quick`` gives it if its data is a line
+    ``pattern`` matches whole (the adapter's ``quick_lines``), else None; None if the
+    batch cannot be read so (a comment among the items, a data line holding a line end, a
+    bad escape or invalid UTF-8 in a text: then each item is read alone)."""
+    if not _lines_of(items):
+        return None
+    found = _found(b"\n".join(map(_DATA, items)), len(items), _lines_regex(pattern, others=True))
+    if found is None:
+        return None
+    return _deltas(found, _texts(found), channels)
+
+
+def frame_deltas(items: list, pattern: bytes, channels: dict) -> list | None:
+    """``quick_records`` for frame's records of the events: the same ``Delta`` for each
+    record ``{"event":"...","data":"..."}`` whose data is a line ``pattern`` matches whole.
+
+    The data is a JSON string there, so its quotes are escaped, and the text's literal
+    with them: the regex is ``pattern`` so escaped (``_in_record``), and the literals it
+    captures are read twice, once out of the record's string, once as the literals they
+    then are. The event's name is only checked to be a plain string (``quick_lines``
+    describes a line that ``quick`` reads whatever the event's name).
+    """
+    if not _lines_of(items):
+        return None
+    found = _found(b"\n".join(map(_DATA, items)), len(items), _lines_regex(_in_record(pattern), others=True))
+    if found is None:
+        return None
+    try:
+        # as _texts does, then the literals so read as texts; with a \n in each joint (no
+        # string runs over one) as many strings as lines is one for each
+        literals = loads(b'["' + b'"\n,"'.join([lit or rb'\"\"' for lit in map(_LITERAL, found)]) + b'"]')
+        texts = loads("[" + "\n,".join(literals) + "]") if len(literals) == len(found) else None
+    except JSONDecodeError:
+        return None
+    return _deltas(found, texts, channels)
+
+
+def _deltas(found: list, texts: list | None, channels: dict) -> list | None:
+    """A ``Delta`` for each line ``found`` with a key of ``channels`` and a non-empty text
+    (else None); None if there are not as many texts as lines."""
+    if texts is None or len(texts) != len(found):
+        return None
+    kinds = map({**channels, b"": None}.__getitem__, map(_KEY, found))
+    return [None if kind is None or not text else _new(Delta, (kind, text)) for kind, text in zip(kinds, texts)]
+
+
+#: a JSON string literal inside a JSON string, its quotes and backslashes escaped (only
+#: as orjson writes them: a line written otherwise is left to the per-item path)
+_ESCAPED_STRING = rb'\\"[^"\\\n]*(?:\\\\(?:\\["\\]|[^"\\\n])[^"\\\n]*)*\\"'
+
+
+def _in_record(pattern: bytes) -> bytes:
+    """A frame record ``{"event":"...","data":"..."}`` whose data is a line ``pattern``
+    matches, as a regex with the same groups. ``pattern`` is made of plain text and
+    ``JSON_STRING`` (no quote in a character set); in the record's string each quote
+    of it is escaped."""
+    assert JSON_STRING in pattern and not re.search(rb'\[[^\]]*"', pattern.replace(JSON_STRING, b""))
+    data = pattern.replace(JSON_STRING, b"\0").replace(b'"', rb'\\"').replace(b"\0", _ESCAPED_STRING)
+    # the event's name: printable ASCII, no quote or backslash (any other is read alone)
+    return rb'\{"event":"[ !#-\[\]-~]*","data":"' + data + rb'"\}'
+
+
+def _lines_of(items: list) -> bool:
+    """Whether every item is an event whose data is the bytes that arrived (no comment
+    among them: a marker is read alone, in its place)."""
+    return SseComment not in set(map(type, items)) and type(items[0].data) is bytes
+
+
+def _lines_regex(pattern: bytes, others: bool = False):
+    """``pattern`` over whole lines (with ``others``: or any other line, which captures
+    nothing), compiled once."""
+    key = (pattern, others)
+    regex = _COMPILED.get(key)
+    if regex is None:
+        regex = _COMPILED[key] = re.compile(b"^(?:" + pattern + (b"|.*)$" if others else b")$"), re.M)
+    return regex
+
+
+def _found(joined: bytes, count: int, regex) -> list | None:
+    """``regex.findall`` over ``count`` lines joined by ``\\n``, one match per line; None
+    if the matches are not one per line."""
+    found = regex.findall(joined)
+    return found if len(found) == count else None
+
+
+def _texts(found: list) -> list | None:
+    """The strings of the literals ``found`` (an empty one where a line did not match);
+    None if one is not a valid JSON string (a bad escape, invalid UTF-8)."""
+    try:
+        return loads(b"[" + b",".join([lit or b'""' for lit in map(_LITERAL, found)]) + b"]")
+    except JSONDecodeError:
+        return None
