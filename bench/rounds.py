@@ -131,7 +131,8 @@ class Spread(NamedTuple):
 
     def __format__(self, spec: str) -> str:
         spec = spec or ".2f"
-        return f"{self.median:{spec}} [{self.low:{spec}}-{self.high:{spec}}]"
+        between = " to " if self.low < 0 else "-"  # "-0.2-0.6" would read as a range from -0.2
+        return f"{self.median:{spec}} [{self.low:{spec}}{between}{self.high:{spec}}]"
 
 
 def spread(values) -> Spread:
