@@ -277,6 +277,24 @@ def corpora(directory: Path, names: tuple[str, ...] = CORPORA):
         yield name, path, data
 
 
+#: a terminal's escape sequences (CSI, OSC, charset), taken out before its words are read
+ESCAPES = re.compile(rb"\x1b(?:\[[0-9;?]*[A-Za-z]|\][^\x07]*\x07|[()][0-9A-Za-z])")
+
+
+def words(text: str) -> set[str]:
+    return set(re.findall(r"\w+", text))
+
+
+def shown(answer: str, screen: bytes, what: str) -> str:
+    """The output of ``what``, a run drawing ``answer`` on a terminal, as a digest to
+    compare: it must show every word of the answer (what is drawn over is still in the
+    bytes), or the bench stops."""
+    missing = words(answer) - words(ESCAPES.sub(b"", screen).decode("utf-8", "replace"))
+    if missing:
+        raise SystemExit(f"outputs differ: {what} never showed " + " ".join(sorted(missing)[:10]))
+    return "every word shown"
+
+
 def slice_of(path: Path, size: int, out_dir: Path) -> Path:
     """The first ``size`` bytes or so of ``path``, ending after a line end (an event of
     SSE, or a JSON line), as a file in ``out_dir``."""

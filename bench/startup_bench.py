@@ -40,7 +40,6 @@ import argparse
 import json
 import os
 import pty
-import re
 import subprocess
 import sys
 import threading
@@ -51,13 +50,11 @@ from typing import NamedTuple
 
 import rounds
 from installed import sse_tool_command
-from rounds import Sample, digest, figure, ratio
+from rounds import Sample, digest, figure, ratio, shown
 
 STAGES = ("fetch", "frame", "normalize", "render")
 BASELINE = [sys.executable, "-c", "import typer, orjson"]
 SAMPLE = Path(__file__).resolve().parent.parent / "samples" / "anthropic-thinking.sse"
-#: a terminal row's escape sequences, taken out before its words are read
-ESCAPES = re.compile(r"\x1b(?:\[[0-9;?]*[A-Za-z]|\][^\x07]*\x07|[()][0-9A-Za-z])")
 
 
 class Command(NamedTuple):
@@ -69,7 +66,7 @@ class Command(NamedTuple):
     ok: tuple[int, ...] = (0,)
 
 
-def run_once(command: Command, answer: set[str]) -> Sample:
+def run_once(command: Command, answer: str) -> Sample:
     """One run: its wall and CPU time, and a digest of its stdout (of a terminal row: the
     words of the answer it did not show, which must be none)."""
     with open(command.stdin, "rb") as stdin, open(os.devnull, "wb") as null:
@@ -82,7 +79,7 @@ def run_once(command: Command, answer: set[str]) -> Sample:
             start = time.perf_counter()
             proc = subprocess.Popen(command.argv, stdin=stdin, stdout=out, stderr=null)
         os.close(out)
-        shown = []
+        kept = []
         while True:
             try:
                 chunk = os.read(reader, 65536)
@@ -90,24 +87,16 @@ def run_once(command: Command, answer: set[str]) -> Sample:
                 break
             if not chunk:
                 break
-            shown.append(chunk)
+            kept.append(chunk)
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - start
         proc.returncode = code = os.waitstatus_to_exitcode(status)  # reaped above
         os.close(reader)
     if code not in command.ok:
         raise SystemExit(f"{' '.join(command.argv)} exited {code}")
-    data = b"".join(shown)
-    if command.tty:
-        missing = answer - words(ESCAPES.sub("", data.decode("utf-8", "replace")))
-        output = "every word shown" if not missing else "not shown: " + " ".join(sorted(missing)[:10])
-    else:
-        output = digest(data)
+    data = b"".join(kept)
+    output = shown(answer, data, ' '.join(command.argv)) if command.tty else digest(data)
     return Sample(usage.ru_utime + usage.ru_stime, wall, output, len(data))
-
-
-def words(text: str) -> set[str]:
-    return set(re.findall(r"\w+", text))
 
 
 class _Tiny(BaseHTTPRequestHandler):
@@ -152,7 +141,7 @@ def instructions(commands: dict[str, Command]) -> dict[str, int]:
 def measure(commands: dict[str, Command], n: int) -> dict[str, list[Sample]]:
     answer = subprocess.run([*sse_tool_command(), "render"], stdin=open(SAMPLE, "rb"), capture_output=True,
                             check=True).stdout.decode()
-    runs = {name: (lambda c=c: run_once(c, words(answer))) for name, c in commands.items()}
+    runs = {name: (lambda c=c: run_once(c, answer)) for name, c in commands.items()}
     for run in runs.values():  # warm the page cache and .pyc files
         run()
     return rounds.rounds(runs, n, agree=[["fetch URL", "httpx URL"], ["render, terminal", "render --markdown, terminal"]]
