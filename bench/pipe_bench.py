@@ -280,8 +280,11 @@ def measure_throughput(corpus: Path, n: int) -> None:
         raise SystemExit("outputs differ: the relays did not pass the corpus on unchanged")
     print(f"(b) throughput on {path} ({size / 1e6:.1f} MB), {n} interleaved rounds, output to a file; "
           "medians; every stage exited 0\n")
+    # A child's peak RSS starts at its parent's size when forked, and exec keeps the peak:
+    # what ``true`` reports is the floor under every figure of that column.
+    floor = rounds.run_pipe([(["true"], env, None)], os.devnull)[1][0].rss
     print(f"{'chain':<32} {'wall s':>6} {'MB/s':>6}  {'wall / relays':<18} {'CPU s per stage':<18} "
-          "max RSS per stage (MiB)")
+          f"max RSS per stage (MiB; at least {floor / 2**20:.0f}: this process's size at fork)")
     for name, commands in chains.items():
         wall = figure(results, name, "wall").median
         cpu = [spread(run[i].cpu for run in stages[name]).median for i in range(len(commands))]
