@@ -7,18 +7,22 @@ For each generated stream and chunk size this feeds the same list of chunks to:
 * botocore's ``EventStreamBuffer`` (what boto3 reads Bedrock's streams with: ``add_data``
   per chunk, then iterate the messages it completes; CRCs checked too);
 
-interleaved (a round of each, ``--repeat`` rounds, best of each), after checking that both
-give the same messages (headers and payloads). It prints MB/s, messages/s and the ratio.
+in interleaved rounds (``rounds.py``: each round runs both once, in a shuffled order; at
+least 5 rounds, even with ``--quick``); every run's messages (headers and payloads) are
+digested once its clock is stopped, and the two decoders must give the same in every
+round: a fast wrong answer fails the bench. It prints MB/s and messages/s (the median of
+the rounds' CPU time) and the ratio botocore/sse-tool taken within each round: the
+median and its spread.
 
 Streams, generated in memory: ``deltas`` (Converse ``contentBlockDelta`` messages of a few
 words each, with the ``p`` padding, as Bedrock sends them) and ``large`` (messages of
 256 KiB payloads: base64 chunks of a long tool input). Chunk sizes: 16 bytes (a slow
 network), 4096 and 65536. Linearity: one 8 MiB message fed in 4 KiB chunks, beside one of
-2 MiB; the time per byte should not grow with size (botocore's buffer is re-sliced on
-every message, so its does).
+2 MiB, the four runs in the same rounds; the time per byte should not grow with size
+(botocore's buffer is re-sliced on every message, so its does).
 
-    .venv/bin/python bench/eventstream_bench.py            # about a minute
-    .venv/bin/python bench/eventstream_bench.py --quick
+    .venv/bin/python bench/eventstream_bench.py            # 7 rounds: about two minutes
+    .venv/bin/python bench/eventstream_bench.py --quick    # 5 rounds, a quarter of the messages
 
 Needs botocore (the ``bench`` extra: ``pip install -e '.[bench]'``).
 """
@@ -26,14 +30,17 @@ Needs botocore (the ``bench`` extra: ``pip install -e '.[bench]'``).
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import struct
 import sys
-import time
 import zlib
 from pathlib import Path
 
 from botocore.eventstream import EventStreamBuffer
+
+import rounds
+from rounds import figure, ratio, timed
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from sse_tool.eventstream import EventStreamParser  # noqa: E402
@@ -89,57 +96,63 @@ def botocore(chunks: list[bytes]) -> list:
     return out
 
 
-def same(a: list, b: list) -> bool:
-    return len(a) == len(b) and all(
-        m.headers == n.headers and m.data.encode() == n.payload for m, n in zip(a, b))
+def output_of(messages: list) -> str:
+    """A digest of each message's headers and payload, whichever decoder read them."""
+    sha = hashlib.sha256()
+    for m in messages:
+        headers, payload = (m.headers, m.payload) if hasattr(m, "payload") else (m.headers, m.data.encode())
+        sha.update(json.dumps(headers, sort_keys=True, default=repr).encode() + b"\0")
+        sha.update(b"%d\0" % len(payload) + payload)
+    return sha.hexdigest()[:16]
 
 
-def best(fn, chunks, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn(chunks)
-        times.append(time.perf_counter() - start)
-    return min(times)
+def contenders(chunks: list[bytes], tag: str = "") -> dict:
+    return {f"sse-tool{tag}": lambda: timed(lambda: ours(chunks), output_of),
+            f"botocore{tag}": lambda: timed(lambda: botocore(chunks), output_of)}
 
 
-def run(name: str, data: bytes, sizes, repeat: int) -> None:
+def run(name: str, data: bytes, sizes, n: int) -> None:
     for size in sizes:
         chunks = chunked(data, size)
-        got, ref = ours(chunks), botocore(chunks)
-        assert same(got, ref), f"{name}/{size}: the two decoders disagree"
-        t_ours = t_boto = float("inf")
-        for _ in range(repeat):  # interleaved: a round of each
-            t_ours = min(t_ours, best(ours, chunks, 1))
-            t_boto = min(t_boto, best(botocore, chunks, 1))
+        results = rounds.rounds(contenders(chunks), n)  # the same messages, every round
+        t_ours, t_boto = figure(results, "sse-tool").median, figure(results, "botocore").median
+        count = results["sse-tool"][0].count
         mb = len(data) / 1e6
-        print(f"{name:8} {len(data) / 1e6:7.2f} MB  chunks {size:6}  "
-              f"sse-tool {mb / t_ours:8.1f} MB/s {len(got) / t_ours:10.0f} msg/s   "
-              f"botocore {mb / t_boto:8.1f} MB/s {len(ref) / t_boto:10.0f} msg/s   "
-              f"ratio {t_boto / t_ours:5.2f}x")
+        print(f"{name:8} {mb:7.2f} MB  chunks {size:6}  "
+              f"sse-tool {mb / t_ours:8.1f} MB/s {count / t_ours:10.0f} msg/s   "
+              f"botocore {mb / t_boto:8.1f} MB/s {count / t_boto:10.0f} msg/s   "
+              f"ratio {ratio(results, 'botocore', 'sse-tool')}")
 
 
-def linearity(repeat: int) -> None:
+def linearity(n: int) -> None:
+    runs, sizes = {}, {}
     for mib in (2, 8):
         data = large(1, mib << 20)
-        chunks = chunked(data, 4096)
-        t_ours = min(best(ours, chunks, 1) for _ in range(repeat))
-        t_boto = min(best(botocore, chunks, 1) for _ in range(repeat))
-        print(f"one {mib} MiB message, 4 KiB chunks: sse-tool {t_ours * 1e9 / len(data):6.2f} ns/byte, "
-              f"botocore {t_boto * 1e9 / len(data):8.2f} ns/byte")
+        sizes[mib] = len(data)
+        runs |= contenders(chunked(data, 4096), f" {mib}")
+    results = rounds.rounds(runs, n, agree=[[f"sse-tool {mib}", f"botocore {mib}"] for mib in sizes])
+    for mib, size in sizes.items():
+        per = {who: figure(results, f"{who} {mib}").median * 1e9 / size for who in ("sse-tool", "botocore")}
+        print(f"one {mib} MiB message, 4 KiB chunks: sse-tool {per['sse-tool']:6.2f} ns/byte, "
+              f"botocore {per['botocore']:8.2f} ns/byte")
+    for who in ("sse-tool", "botocore"):
+        growth = rounds.spread(b.cpu / sizes[8] / (a.cpu / sizes[2])
+                               for a, b in zip(results[f"{who} 2"], results[f"{who} 8"]))
+        print(f"  {who}: time per byte at 8 MiB over 2 MiB, per round: {growth} (1.00: linear)")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--quick", action="store_true", help="5 rounds, a quarter of the messages")
+    ap.add_argument("--repeat", type=int, default=None, help="interleaved rounds (default 7; --quick 5, never fewer)")
     args = ap.parse_args()
-    repeat = 2 if args.quick else args.repeat
-    n = 5000 if args.quick else 20000
-    print(f"python {sys.version.split()[0]}, best of {repeat} interleaved rounds")
-    run("deltas", deltas(n), SIZES, repeat)
-    run("large", large(8 if args.quick else 32), SIZES[1:], repeat)
-    linearity(repeat)
+    n = max(args.repeat or (rounds.QUICK_ROUNDS if args.quick else 7), rounds.QUICK_ROUNDS)
+    count = 5000 if args.quick else 20000
+    print(f"python {sys.version.split()[0]}, {n} interleaved rounds, CPU time; ratio botocore/sse-tool "
+          "within a round, median [lowest-highest]")
+    run("deltas", deltas(count), SIZES, n)
+    run("large", large(8 if args.quick else 32), SIZES[1:], n)
+    linearity(n)
 
 
 if __name__ == "__main__":

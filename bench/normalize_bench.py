@@ -41,7 +41,6 @@ from sse_tool.pipeline import RecordReader
 from sse_tool.wire import dumps
 
 CHUNK = 65536
-CORPORA = ("anthropic", "openai")
 
 
 def chunks(data: bytes):
@@ -142,19 +141,13 @@ def main() -> int:
     ap.add_argument("--corpus", type=Path, default=Path("/tmp/sse-corpus"),
                     help="directory written by make_corpus.py (default: /tmp/sse-corpus)")
     ap.add_argument("--repeat", type=int, default=rounds.QUICK_ROUNDS, help="interleaved rounds (at least 5)")
-    ap.add_argument("--only", choices=CORPORA, action="append", help="measure only this corpus")
+    ap.add_argument("--only", choices=rounds.CORPORA, action="append", help="measure only this corpus")
     args = ap.parse_args()
     n = max(args.repeat, rounds.QUICK_ROUNDS)
     warnings.simplefilter("ignore")  # SDK deprecation notices about the model names used
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, {CHUNK // 1024} KiB chunks, "
           f"{n} interleaved rounds; wall time, median [lowest-highest]")
-    for name in args.only or CORPORA:
-        path = args.corpus / f"{name}.sse"
-        if not path.exists():
-            print(f"{name}: {path} is missing; run make_corpus.py --out {args.corpus}")
-            continue
-        data = path.read_bytes()
-        print(f"\n{name}.sse: {len(data) / 1e6:.1f} MB")
+    for name, path, data in rounds.corpora(args.corpus, tuple(args.only or rounds.CORPORA)):
         written, texts = records_of(data)
         process = as_process(path)
         if process.output != digest(written):

@@ -43,6 +43,8 @@ WORKER = Path(__file__).resolve().parent / "worker.py"
 TREES = Path(tempfile.gettempdir()) / "sse-tool-bench-trees"
 #: rounds in --quick mode: fewer would make the median a single run's luck
 QUICK_ROUNDS = 5
+#: the generated 20 MB corpora of the providers (make_corpus.py)
+CORPORA = ("anthropic", "openai")
 
 
 class Sample(NamedTuple):
@@ -129,7 +131,8 @@ class Spread(NamedTuple):
 
     def __format__(self, spec: str) -> str:
         spec = spec or ".2f"
-        return f"{self.median:{spec}} [{self.low:{spec}}-{self.high:{spec}}]"
+        between = " to " if self.low < 0 else "-"  # "-0.2-0.6" would read as a range from -0.2
+        return f"{self.median:{spec}} [{self.low:{spec}}{between}{self.high:{spec}}]"
 
 
 def spread(values) -> Spread:
@@ -144,6 +147,19 @@ def ratio(results: dict[str, list[Sample]], a: str, b: str, key: str = "cpu") ->
 
 def figure(results: dict[str, list[Sample]], name: str, key: str = "cpu") -> Spread:
     return spread(getattr(s, key) for s in results[name])
+
+
+def timed(run: Callable[[], object], output: Callable[[object], str] | None = None) -> Sample:
+    """One run of ``run`` in this process: its CPU and wall time; the count is what it
+    returns (an int) or its length. ``output`` makes the digest of what it returned,
+    once the clocks are stopped; without it the outputs are compared in an untimed run."""
+    import time
+
+    cpu, wall = time.process_time(), time.perf_counter()
+    got = run()
+    cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+    count = got if isinstance(got, int) else len(got) if hasattr(got, "__len__") else 0
+    return Sample(cpu, wall, output(got) if output else "", count)
 
 
 def run_process(argv: list[str], *, stdin: str | None = None, env: dict | None = None,
@@ -165,11 +181,18 @@ def run_process(argv: list[str], *, stdin: str | None = None, env: dict | None =
     return Sample(usage.ru_utime + usage.ru_stime, wall, digest(data), len(data))
 
 
+class Stage(NamedTuple):
+    """One process of a pipe: its CPU time (user + system) and peak memory (max RSS)."""
+
+    cpu: float
+    rss: int
+
+
 def run_pipe(commands: list[tuple[list[str], dict, Path | None]], stdin: str,
-             ok: tuple[int, ...] = (0,)) -> tuple[Sample, list[float]]:
+             ok: tuple[int, ...] = (0,)) -> tuple[Sample, list[Stage]]:
     """``commands`` connected by pipes, the first reading ``stdin``: the whole pipe's
     CPU time (every stage's, added) and wall time, a digest of the last stage's output,
-    and each stage's CPU time."""
+    and each stage's CPU time and peak memory."""
     import time
 
     with open(stdin, "rb") as src, tempfile.TemporaryFile() as out:
@@ -183,17 +206,17 @@ def run_pipe(commands: list[tuple[list[str], dict, Path | None]], stdin: str,
                 upstream.close()
             upstream = proc.stdout
             procs.append(proc)
-        cpu = []
+        stages = []
         for proc in procs:
             _, status, usage = os.wait4(proc.pid, 0)
             code = os.waitstatus_to_exitcode(status)
             if code not in ok:
                 raise SystemExit(f"{' '.join(map(str, proc.args))} exited {code}")
-            cpu.append(usage.ru_utime + usage.ru_stime)
+            stages.append(Stage(usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024))
         wall = time.perf_counter() - start
         out.seek(0)
         data = out.read()
-    return Sample(sum(cpu), wall, digest(data), len(data)), cpu
+    return Sample(sum(s.cpu for s in stages), wall, digest(data), len(data)), stages
 
 
 def in_process(tree: Tree, task: str, *args: str) -> Sample:
@@ -208,7 +231,12 @@ def in_process(tree: Tree, task: str, *args: str) -> Sample:
 
 
 def valgrind() -> bool:
-    return shutil.which("valgrind") is not None
+    """Whether valgrind is installed; when not, says so, so that a missing section of
+    instruction counts is never mistaken for a clean one."""
+    if shutil.which("valgrind") is not None:
+        return True
+    print("\ninstructions: valgrind is not installed, no counts (apt-get install valgrind)")
+    return False
 
 
 def instructions(argv: list[str], *, stdin: str | None = None, env: dict | None = None,
@@ -234,6 +262,37 @@ def work_instructions(tree: Tree, task: str, *args: str) -> int:
     full = instructions(argv, env=tree.env(), cwd=tree.root)
     empty = instructions([*argv, "--empty"], env=tree.env(), cwd=tree.root)
     return full - empty
+
+
+def corpora(directory: Path, names: tuple[str, ...] = CORPORA):
+    """(name, path, bytes) of each generated corpus ``NAME.sse`` in ``directory``, its size
+    printed as a heading; a missing one is said and skipped."""
+    for name in names:
+        path = directory / f"{name}.sse"
+        if not path.exists():
+            print(f"{name}: {path} is missing; run python3 bench/make_corpus.py --out {directory}")
+            continue
+        data = path.read_bytes()
+        print(f"\n{name}.sse: {len(data) / 1e6:.1f} MB")
+        yield name, path, data
+
+
+#: a terminal's escape sequences (CSI, OSC, charset), taken out before its words are read
+ESCAPES = re.compile(rb"\x1b(?:\[[0-9;?]*[A-Za-z]|\][^\x07]*\x07|[()][0-9A-Za-z])")
+
+
+def words(text: str) -> set[str]:
+    return set(re.findall(r"\w+", text))
+
+
+def shown(answer: str, screen: bytes, what: str) -> str:
+    """The output of ``what``, a run drawing ``answer`` on a terminal, as a digest to
+    compare: it must show every word of the answer (what is drawn over is still in the
+    bytes), or the bench stops."""
+    missing = words(answer) - words(ESCAPES.sub(b"", screen).decode("utf-8", "replace"))
+    if missing:
+        raise SystemExit(f"outputs differ: {what} never showed " + " ".join(sorted(missing)[:10]))
+    return "every word shown"
 
 
 def slice_of(path: Path, size: int, out_dir: Path) -> Path:

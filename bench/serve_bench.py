@@ -13,11 +13,18 @@ For each generated corpus (anthropic.sse, openai.sse), in one run:
   on the first tenth of the corpus and on all of it: the ratio of the two times shows how
   the cost grows with the bytes (a step quadratic in them would show x100).
 
-Each figure is the best of ``--repeat`` runs, the contenders interleaved. Generate the
-corpus first (it stays out of git):
+The stream: false contenders run in interleaved rounds (``rounds.py``: each round runs
+both once, in a shuffled order), and so do the two sizes of each classifying or quirk row;
+ratios are taken within a round, and each figure is the median of the rounds (CPU time)
+with its spread. Outputs are compared: both answers' texts in every round; the dialect
+and model read from a tenth and from the whole; each quirk's output the same every
+round, and read back by ``summarize`` to the same answer as the stream without it (every
+quirk keeps the stream's meaning but ``error-after-200``, whose summary must hold its
+error). Generate the corpus first (it stays out of git):
 
     python3 bench/make_corpus.py --out /tmp/sse-corpus
-    .venv/bin/python bench/serve_bench.py --corpus /tmp/sse-corpus
+    .venv/bin/python bench/serve_bench.py --corpus /tmp/sse-corpus     # 7 rounds
+    .venv/bin/python bench/serve_bench.py --quick                      # 5 rounds: about 8 minutes
 
 Needs the ``bench`` extra (``pip install -e '.[bench]'``).
 """
@@ -28,18 +35,20 @@ import argparse
 import json
 import os
 import sys
-import time
 import warnings
 from pathlib import Path
 
+import rounds
 from normalize_bench import _version, sdk_client
+from rounds import digest, figure, ratio, timed
 from sse_tool.replay import Step, event_ends
 from sse_tool.serve.assemble import assemble
 from sse_tool.serve.quirks import QUIRKS, apply_quirks
 from sse_tool.serve.summary import summarize
 
-CORPORA = ("anthropic", "openai")
 QUIRKED = ("comments", "cr", "split-crlf", "split-utf8", "huge-line", "error-after-200")
+#: the one quirk that changes what the stream says
+CHANGES_MEANING = "error-after-200"
 
 
 def ours(data: bytes) -> str:
@@ -59,12 +68,6 @@ def theirs(name: str, data: bytes) -> str:
         return "".join(b.text for b in stream.get_final_message().content if b.type == "text")
 
 
-def timed(run) -> tuple[float, object]:
-    start = time.perf_counter()
-    out = run()
-    return time.perf_counter() - start, out
-
-
 def steps_of(data: bytes) -> list[Step]:
     out, start = [], 0
     for end in event_ends(data):
@@ -73,39 +76,67 @@ def steps_of(data: bytes) -> list[Step]:
     return out
 
 
+def quirked(data: bytes, quirk: str, dialect: str) -> list[Step]:
+    return list(apply_quirks(steps_of(data), (quirk,), dialect, "sse").steps)
+
+
+def body_of(steps: list[Step]) -> str:
+    return digest(b"".join(s.data for s in steps))
+
+
+def text_of(text: str) -> str:
+    return digest(text.encode())
+
+
+def classified(summary) -> str:
+    return f"{summary.dialect} {summary.model}"
+
+
+def stream_false(name: str, data: bytes, n: int) -> str:
+    """The stream: false rows; returns the dialect the whole stream is read as."""
+    results = rounds.rounds({"sse-tool": lambda: timed(lambda: ours(data), text_of),
+                             "sdk": lambda: timed(lambda: theirs(name, data), text_of)}, n)
+    mine, sdk = figure(results, "sse-tool"), figure(results, "sdk")
+    print(f"  stream: false from the recording   sse-tool {mine.median:6.2f} s   {name} SDK "
+          f"{_version(name)} final object {sdk.median:6.2f} s   ratio {ratio(results, 'sdk', 'sse-tool')}")
+    return summarize(data, payloads=False).dialect
+
+
+def growth(name: str, data: bytes, dialect: str, n: int) -> None:
+    """Each row on a tenth and on the whole, the two in the same rounds."""
+    tenth = data[:event_ends(data[:len(data) // 10])[-1]]
+    rows = [("classify (dialect, model)", lambda d: timed(lambda: summarize(d, payloads=False), classified), None)]
+    rows += [(f"quirk {q}", lambda d, q=q: timed(lambda: quirked(d, q, dialect), body_of), q)
+             for q in QUIRKED if q in QUIRKS]
+    answer = summarize(data, payloads=False).answer
+    for label, run, quirk in rows:
+        if quirk is not None:  # what a client reads from the quirked stream
+            got = summarize(b"".join(s.data for s in quirked(data, quirk, dialect)), payloads=False)
+            if quirk == CHANGES_MEANING and got.error is None:
+                raise SystemExit(f"{name}, quirk {quirk}: the stream holds no error")
+            if quirk != CHANGES_MEANING and got.answer != answer:
+                raise SystemExit(f"outputs differ: {name}, quirk {quirk} changed the answer")
+        results = rounds.rounds({"tenth": lambda: run(tenth), "whole": lambda: run(data)}, n,
+                                agree=[["tenth", "whole"]] if quirk is None else [["tenth"], ["whole"]])
+        small, large = figure(results, "tenth"), figure(results, "whole")
+        print(f"  {label:<30} {len(tenth) / 1e6:5.1f} MB {small.median:6.2f} s   {len(data) / 1e6:5.1f} MB "
+              f"{large.median:6.2f} s   x{ratio(results, 'whole', 'tenth'):.1f} for x{len(data) / len(tenth):.1f} the bytes")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--corpus", type=Path, default=Path("/tmp/sse-corpus"),
                     help="directory written by make_corpus.py (default: /tmp/sse-corpus)")
-    ap.add_argument("--repeat", type=int, default=3, help="runs per measurement; the best counts")
+    ap.add_argument("--repeat", type=int, default=None, help="interleaved rounds (default 7; --quick 5, never fewer)")
+    ap.add_argument("--quick", action="store_true", help="5 rounds")
     args = ap.parse_args()
+    n = max(args.repeat or (rounds.QUICK_ROUNDS if args.quick else 7), rounds.QUICK_ROUNDS)
     warnings.simplefilter("ignore")
-    print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, best of {args.repeat}")
-    for name in CORPORA:
-        path = args.corpus / f"{name}.sse"
-        if not path.exists():
-            print(f"{name}: {path} is missing; run make_corpus.py --out {args.corpus}")
-            continue
-        data = path.read_bytes()
-        print(f"\n{name}.sse: {len(data) / 1e6:.1f} MB")
-        mine, sdk = [], []
-        for _ in range(args.repeat):  # interleaved, so load on the machine hits both
-            seconds, text = timed(lambda: ours(data))
-            mine.append(seconds)
-            seconds, their_text = timed(lambda: theirs(name, data))
-            sdk.append(seconds)
-            if text != their_text:
-                raise SystemExit(f"{name}: the assembled text differs from the SDK's")
-        print(f"  stream: false from the recording   sse-tool {min(mine):6.2f} s   {name} SDK "
-              f"{_version(name)} final object {min(sdk):6.2f} s   ratio {min(sdk) / min(mine):.1f}x")
-        tenth = data[:event_ends(data[:len(data) // 10])[-1]]
-        for label, run in [("classify (dialect, model)", lambda d: summarize(d, payloads=False))] + [
-                (f"quirk {q}", lambda d, q=q: sum(1 for _ in apply_quirks(
-                    steps_of(d), (q,), name, "sse").steps)) for q in QUIRKED if q in QUIRKS]:
-            small = min(timed(lambda: run(tenth))[0] for _ in range(args.repeat))
-            large = min(timed(lambda: run(data))[0] for _ in range(args.repeat))
-            print(f"  {label:<30} {len(tenth) / 1e6:5.1f} MB {small:6.2f} s   {len(data) / 1e6:5.1f} MB "
-                  f"{large:6.2f} s   x{large / small:4.1f} for x{len(data) / len(tenth):.1f} the bytes")
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, {n} interleaved rounds, CPU time, "
+          "median [lowest-highest] of the ratios within a round")
+    for name, _path, data in rounds.corpora(args.corpus):
+        dialect = stream_false(name, data, n)
+        growth(name, data, dialect, n)
     return 0
 
 

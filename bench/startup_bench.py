@@ -2,11 +2,19 @@
 """Start-up of each pipe stage beside the floor of ``python -c "import typer, orjson"``.
 
 Runs ``sse-tool STAGE < /dev/null`` (output to /dev/null) for fetch, frame, normalize and
-render, round-robin with the baseline so that a change in machine load hits all alike,
-and prints per command the median wall time and the median CPU time (user + system, from
-``os.wait4``: less sensitive to other load on the machine), and the instructions one run
-executes (counted by valgrind, when it is installed: the same whatever the load), each
-as a ratio to the baseline. Target: each stage within 1.3x.
+render beside the baseline in interleaved rounds (``rounds.py``: each round runs every
+command once, in a shuffled order), so that a change in machine load hits all alike, and
+prints per command the median wall time and the median CPU time (user + system, from
+``os.wait4``: less sensitive to other load on the machine), each with its ratio to the
+baseline taken within a round (the median of the rounds and the spread), and the
+instructions one run executes (counted by valgrind, when it is installed: the same
+whatever the load; said when it is not), as a ratio to the baseline's. Target: each
+stage within 1.3x.
+
+Outputs are compared: every command's exit status is the one expected, and its output
+the same in every round; ``sse-tool fetch URL`` must write the body that httpx reads,
+and each terminal row must show every word of the answer that ``render`` writes into a
+pipe.
 
 ``fetch`` without a URL stops at the usage error, after its imports; httpx loads only
 when a request is made, so two more rows show the cost of a real one (a tiny body from a
@@ -21,7 +29,8 @@ Then lists, per stage, the modules it imports beyond what ``import typer, orjson
 (top-level package names, stdlib included; sse_tool's own modules listed apart), so that
 a lazy import can be seen to be lazy.
 
-    .venv/bin/python bench/startup_bench.py            # 30 runs each, then valgrind: 2 minutes
+    .venv/bin/python bench/startup_bench.py            # 30 rounds, then valgrind: 2 minutes
+    .venv/bin/python bench/startup_bench.py --quick    # 10 rounds, then valgrind
     .venv/bin/python bench/startup_bench.py --runs 10 --no-valgrind
 """
 
@@ -31,9 +40,6 @@ import argparse
 import json
 import os
 import pty
-import re
-import shutil
-import statistics
 import subprocess
 import sys
 import threading
@@ -42,7 +48,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import NamedTuple
 
+import rounds
 from installed import sse_tool_command
+from rounds import Sample, digest, figure, ratio, shown
 
 STAGES = ("fetch", "frame", "normalize", "render")
 BASELINE = [sys.executable, "-c", "import typer, orjson"]
@@ -52,29 +60,43 @@ SAMPLE = Path(__file__).resolve().parent.parent / "samples" / "anthropic-thinkin
 class Command(NamedTuple):
     argv: list[str]
     stdin: str = os.devnull
-    #: stdout a pseudo-terminal (read until the command closes it), else /dev/null
+    #: stdout a pseudo-terminal (read until the command closes it), else a file
     tty: bool = False
+    #: the exit statuses it may end with
+    ok: tuple[int, ...] = (0,)
 
 
-def run_once(command: Command) -> tuple[float, float]:
-    """(wall seconds, CPU seconds) of one run."""
-    with open(command.stdin, "rb") as stdin:
-        reader, out = pty.openpty() if command.tty else (None, os.open(os.devnull, os.O_WRONLY))
-        start = time.perf_counter()
-        proc = subprocess.Popen(command.argv, stdin=stdin, stdout=out, stderr=out)
+def run_once(command: Command, answer: str) -> Sample:
+    """One run: its wall and CPU time, and a digest of its stdout (of a terminal row: the
+    words of the answer it did not show, which must be none)."""
+    with open(command.stdin, "rb") as stdin, open(os.devnull, "wb") as null:
+        if command.tty:
+            reader, out = pty.openpty()
+            start = time.perf_counter()
+            proc = subprocess.Popen(command.argv, stdin=stdin, stdout=out, stderr=out)
+        else:
+            reader, out = os.pipe()
+            start = time.perf_counter()
+            proc = subprocess.Popen(command.argv, stdin=stdin, stdout=out, stderr=null)
         os.close(out)
-        while reader is not None:
+        kept = []
+        while True:
             try:
-                if not os.read(reader, 65536):
-                    break
+                chunk = os.read(reader, 65536)
             except OSError:  # EIO: the terminal's other side is closed
                 break
-        _, _, usage = os.wait4(proc.pid, 0)
+            if not chunk:
+                break
+            kept.append(chunk)
+        _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - start
-        proc.returncode = 0  # reaped above
-        if reader is not None:
-            os.close(reader)
-    return wall, usage.ru_utime + usage.ru_stime
+        proc.returncode = code = os.waitstatus_to_exitcode(status)  # reaped above
+        os.close(reader)
+    if code not in command.ok:
+        raise SystemExit(f"{' '.join(command.argv)} exited {code}")
+    data = b"".join(kept)
+    output = shown(answer, data, ' '.join(command.argv)) if command.tty else digest(data)
+    return Sample(usage.ru_utime + usage.ru_stime, wall, output, len(data))
 
 
 class _Tiny(BaseHTTPRequestHandler):
@@ -99,9 +121,12 @@ def serve() -> str:
 
 def commands(url: str) -> dict[str, Command]:
     tool = [*sse_tool_command()]
-    return {"typer+orjson": Command(BASELINE)} | {s: Command([*tool, s]) for s in STAGES} | {
-        "fetch URL": Command([*tool, "fetch", url]),
-        "httpx URL": Command([sys.executable, "-c", f"import typer, orjson, httpx; httpx.get({url!r})"]),
+    # no URL: fetch stops at its usage error; an empty input is truncated (3)
+    return {"typer+orjson": Command(BASELINE)} | {
+        s: Command([*tool, s], ok=(2,) if s == "fetch" else (3,)) for s in STAGES} | {
+        "fetch URL": Command([*tool, "fetch", url], ok=(0, 3)),
+        "httpx URL": Command([sys.executable, "-c", "import sys, typer, orjson, httpx; "
+                              f"sys.stdout.buffer.write(httpx.get({url!r}).content)"]),
         "render, terminal": Command([*tool, "render"], str(SAMPLE), tty=True),
         "render --markdown, terminal": Command([*tool, "render", "--markdown"], str(SAMPLE), tty=True),
     }
@@ -110,28 +135,17 @@ def commands(url: str) -> dict[str, Command]:
 def instructions(commands: dict[str, Command]) -> dict[str, int]:
     """Instructions executed per command, counted by valgrind: the same on a busy machine
     and an idle one (system calls and disk waits are not in it). Not for the terminal rows."""
-    counts = {}
-    for name, command in commands.items():
-        if command.tty:
-            continue
-        with open(command.stdin, "rb") as stdin:
-            p = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
-                                *command.argv], stdin=stdin, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE, text=True,
-                               env=os.environ | {"PYTHONHASHSEED": "0"})
-        counts[name] = int(re.search(r"Collected : (\d+)", p.stderr).group(1))
-    return counts
+    return {name: rounds.instructions(c.argv, stdin=c.stdin) for name, c in commands.items() if not c.tty}
 
 
-def measure(commands: dict[str, Command], runs: int) -> dict[str, tuple[float, float]]:
-    samples: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
-    for name, command in commands.items():  # warm the page cache and .pyc files
-        run_once(command)
-    for _ in range(runs):
-        for name, command in commands.items():
-            samples[name].append(run_once(command))
-    return {name: (statistics.median(w for w, _ in s), statistics.median(c for _, c in s))
-            for name, s in samples.items()}
+def measure(commands: dict[str, Command], n: int) -> dict[str, list[Sample]]:
+    answer = subprocess.run([*sse_tool_command(), "render"], stdin=open(SAMPLE, "rb"), capture_output=True,
+                            check=True).stdout.decode()
+    runs = {name: (lambda c=c: run_once(c, answer)) for name, c in commands.items()}
+    for run in runs.values():  # warm the page cache and .pyc files
+        run()
+    return rounds.rounds(runs, n, agree=[["fetch URL", "httpx URL"], ["render, terminal", "render --markdown, terminal"]]
+                         + [[name] for name in commands if "URL" not in name and "terminal" not in name])
 
 
 PROBE = """
@@ -170,27 +184,31 @@ def extra_imports() -> dict[str, tuple[list[str], list[str]]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument("--runs", type=int, default=None, help="interleaved rounds (default 30; --quick 10)")
+    parser.add_argument("--quick", action="store_true", help="10 rounds")
     parser.add_argument("--no-valgrind", action="store_true",
                         help="skip the instruction counts (about a minute under valgrind)")
     args = parser.parse_args()
+    n = max(args.runs or (10 if args.quick else 30), rounds.QUICK_ROUNDS)
 
     todo = commands(serve())
-    results = measure(todo, args.runs)
-    counts = {} if args.no_valgrind or not shutil.which("valgrind") else instructions(todo)
-    base_wall, base_cpu = results["typer+orjson"]
-    print(f"start-up, median of {args.runs} runs (round-robin), stdin and stdout /dev/null"
-          f" (terminal rows: {SAMPLE.name} in, a pseudo-terminal out); instructions: one run"
-          " under valgrind\n")
+    results = measure(todo, n)
+    counts = {} if args.no_valgrind or not rounds.valgrind() else instructions(todo)
+    base = "typer+orjson"
+    print(f"start-up, {n} interleaved rounds, stdin and stdout /dev/null (terminal rows: {SAMPLE.name} in, "
+          "a pseudo-terminal out); ms: the median; ratio to the baseline within a round: median "
+          "[lowest-highest]" + ("; instructions: one run under valgrind" if counts else "") + "\n")
     labels = {"typer+orjson": 'python -c "import typer, orjson"',
               "httpx URL": "  ... + httpx.get(URL)"}
-    print(f"{'command':<36} {'wall ms':>8} {'ratio':>6} {'cpu ms':>8} {'ratio':>6}"
+    print(f"{'command':<36} {'wall ms':>8} {'ratio':>17} {'cpu ms':>8} {'ratio':>17}"
           + (f" {'instr M':>8} {'ratio':>6}" if counts else ""))
-    for name, (wall, cpu) in results.items():
-        label = labels.get(name, f"sse-tool {name}")
-        line = f"{label:<36} {wall * 1000:8.1f} {wall / base_wall:6.2f} {cpu * 1000:8.1f} {cpu / base_cpu:6.2f}"
+    for name in todo:
+        wall, cpu = figure(results, name, "wall"), figure(results, name)
+        line = (f"{labels.get(name, f'sse-tool {name}'):<36} {wall.median * 1000:8.1f} "
+                f"{format(ratio(results, name, base, 'wall'), '.2f'):>17} {cpu.median * 1000:8.1f} "
+                f"{format(ratio(results, name, base), '.2f'):>17}")
         if name in counts:
-            line += f" {counts[name] / 1e6:8.1f} {counts[name] / counts['typer+orjson']:6.2f}"
+            line += f" {counts[name] / 1e6:8.1f} {counts[name] / counts[base]:6.2f}"
         print(line)
     print("\nimported beyond typer + orjson (top-level names; then sse_tool modules):")
     for stage, (tops, ours) in extra_imports().items():

@@ -112,8 +112,8 @@ def pipe_rows(trees, corpora: dict, n: int) -> None:
         runs, stages = {}, {}
 
         def pipe(t: Tree):
-            sample, cpu = run_pipe([([*t.command(), s], t.env(), t.root) for s in STAGES], str(path), OK)
-            stages.setdefault(t.label, []).append(cpu)
+            sample, used = run_pipe([([*t.command(), s], t.env(), t.root) for s in STAGES], str(path), OK)
+            stages.setdefault(t.label, []).append([u.cpu for u in used])
             return sample
 
         for t in trees:
