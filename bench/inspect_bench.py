@@ -1,39 +1,45 @@
 #!/usr/bin/env python3
-"""inspect beside normalize, on the same 20 MB streams, in one run.
+"""inspect beside normalize, on the same 20 MB streams and recordings, in one run.
 
 For each generated corpus (anthropic.sse, openai.sse) this makes a recording as
 ``fetch --record`` makes one (``--chunks event``: one chunk per event, as a live stream
 arrives, times 1 ms apart; ``--chunks 16k``: 16 KiB reads, as from a fast server), then
-measures, interleaved, best of ``--repeat``, the CPU time (user + system, from
-``os.wait4``: the figure a loaded machine disturbs least) of:
+runs, in interleaved rounds (``rounds.py``: each round runs every contender once, in a
+shuffled order; ratios within a round; the median and spread of the rounds), as processes
+with their CPU time (user + system):
 
-* ``sse-tool normalize STREAM > /dev/null``: the baseline, the same bytes as a file;
-* ``sse-tool inspect RECORDING``: the report of the recording, into a pipe (plain text);
-* ``sse-tool inspect --json RECORDING`` and ``sse-tool inspect STREAM`` (no timing);
-* ``sse-tool replay --speed 0 RECORDING | sse-tool normalize``: normalize reading the
-  recording the only way it can, both processes' CPU time added;
+* ``sse-tool normalize RECORDING``: normalize on the recording (its body is the stream);
+* ``sse-tool normalize STREAM``: normalize on the bare stream, the same bytes as a file;
+* ``sse-tool inspect RECORDING`` (the report for a person, into a file), ``inspect --json
+  RECORDING`` and ``inspect STREAM`` (no timing);
+* ``sse-tool replay --speed 0 RECORDING | sse-tool normalize``, both processes' CPU;
+* with ``--before REF``: ``inspect RECORDING`` as commit REF has it, the same way.
 
-and prints each with its ratio to normalize on the bare stream (target: inspect at most
-1.5x). It also checks that inspect's verdict and text sizes agree with normalize's.
+Outputs are compared: normalize's records of the recording, of the stream and through
+replay must be the same bytes, each inspect output the same in every round (and the
+same as REF's), and inspect's verdict and answer size must be normalize's. The target:
+inspect on a recording at most 1.5x normalize on it; the bare stream's ratio is printed
+beside it.
 
     python3 bench/make_corpus.py --out /tmp/sse-corpus
-    .venv/bin/python bench/inspect_bench.py --corpus /tmp/sse-corpus
+    .venv/bin/python bench/inspect_bench.py --corpus /tmp/sse-corpus [--quick] [--before REF]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import tempfile
 from pathlib import Path
 
-from installed import sse_tool_command
+import rounds
+from rounds import CORPORA, figure, ratio, run_pipe, run_process
 from sse_tool.recording import RecordingWriter
 from sse_tool.replay import event_ends
 
-CORPORA = ("anthropic", "openai")
+#: exit codes of a run on a corpus: complete (or, for a slice, truncated)
+OK = (0, 3)
 
 
 def make_recording(data: bytes, path: Path, chunks: str) -> int:
@@ -56,76 +62,66 @@ def make_recording(data: bytes, path: Path, chunks: str) -> int:
     return len(ends)
 
 
-def cpu(args: list[str], stdout) -> float:
-    """User + system CPU seconds of one run of ``sse-tool ARGS``."""
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
-    proc = subprocess.Popen([*sse_tool_command(), *args], stdout=stdout, stderr=subprocess.DEVNULL, env=env)
-    _, status, usage = os.wait4(proc.pid, 0)
-    code = os.waitstatus_to_exitcode(status)
-    if code not in (0, 3, 4):
-        raise SystemExit(f"sse-tool {' '.join(args)} exited {code}")
-    return usage.ru_utime + usage.ru_stime
-
-
-def cpu_pipe(first: list[str], second: list[str], stdout) -> float:
-    """User + system CPU seconds of ``sse-tool FIRST | sse-tool SECOND``, both processes."""
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
-    one = subprocess.Popen([*sse_tool_command(), *first], stdout=subprocess.PIPE, env=env)
-    two = subprocess.Popen([*sse_tool_command(), *second], stdin=one.stdout, stdout=stdout,
-                           stderr=subprocess.DEVNULL, env=env)
-    one.stdout.close()
-    total = 0.0
-    for proc in (one, two):
-        _, _, usage = os.wait4(proc.pid, 0)
-        total += usage.ru_utime + usage.ru_stime
-    return total
-
-
-def agree(stream: Path, recording: Path) -> str:
+def agree(tree: rounds.Tree, stream: Path, recording: Path) -> str:
     """inspect's verdict and answer size beside normalize's end record and answer."""
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
-    out = subprocess.run([*sse_tool_command(), "normalize", str(stream)], capture_output=True, env=env).stdout
+    out = subprocess.run([*tree.command(), "normalize", str(stream)], capture_output=True,
+                         env=tree.env(), cwd=tree.root).stdout
     records = [json.loads(line) for line in out.splitlines()]
     answer = sum(len(r["text"]) for r in records if r.get("channel") == "answer")
-    end = records[-1]
-    report = json.loads(subprocess.run([*sse_tool_command(), "inspect", "--json", str(recording)],
-                                       capture_output=True, env=env).stdout.splitlines()[0])
-    same = report["verdict"] == end["status"] and report["sizes"]["answer_chars"] == answer
-    return f"{'agree' if same else 'DISAGREE'} ({report['verdict']}, {answer:,} answer characters)"
+    report = json.loads(subprocess.run([*tree.command(), "inspect", "--json", str(recording)],
+                                       capture_output=True, env=tree.env(), cwd=tree.root).stdout.splitlines()[0])
+    if report["verdict"] != records[-1]["status"] or report["sizes"]["answer_chars"] != answer:
+        raise SystemExit(f"inspect and normalize disagree on {recording.name}: inspect says "
+                         f"{report['verdict']} with {report['sizes']['answer_chars']} answer characters, "
+                         f"normalize {records[-1]['status']} with {answer}")
+    return f"both {report['verdict']}, {answer:,} answer characters"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus", default="/tmp/sse-corpus", type=Path)
-    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=None, help="rounds per row (default 7; --quick 5)")
+    parser.add_argument("--quick", action="store_true", help="5 rounds")
     parser.add_argument("--chunks", default="event,16k", help="recording chunkings: event, or NNk")
+    parser.add_argument("--before", default=None, help="also run inspect as this commit has it")
     args = parser.parse_args()
+    n = max(rounds.QUICK_ROUNDS, args.rounds or (rounds.QUICK_ROUNDS if args.quick else 7))
+    now = rounds.tree(None)
+    before = rounds.tree(args.before) if args.before else None
+    print(f"{n} interleaved rounds; CPU time (user + system), median [lowest-highest] of the "
+          f"ratios taken within a round" + (f"; before: {before.label}" if before else ""))
+
+    def run(tree: rounds.Tree, *argv: str):
+        return lambda: run_process([*tree.command(), *argv], env=tree.env(), cwd=tree.root, ok=OK)
+
     with tempfile.TemporaryDirectory() as tmp:
-        for name in CORPORA:
-            stream = args.corpus / f"{name}.sse"
-            data = stream.read_bytes()
+        for name, stream, data in rounds.corpora(args.corpus, CORPORA):
             for chunks in args.chunks.split(","):
                 recording = Path(tmp) / f"{name}-{chunks}.rec"
                 count = make_recording(data, recording, chunks)
+                pipe = [([*now.command(), "replay", "--speed", "0", str(recording)], now.env(), now.root),
+                        ([*now.command(), "normalize"], now.env(), now.root)]
                 contenders = {
-                    "normalize STREAM": ["normalize", str(stream)],
-                    "inspect RECORDING": ["inspect", str(recording)],
-                    "inspect --json RECORDING": ["inspect", "--json", str(recording)],
-                    "inspect STREAM": ["inspect", str(stream)],
+                    "normalize RECORDING": run(now, "normalize", str(recording)),
+                    "normalize STREAM": run(now, "normalize", str(stream)),
+                    "inspect RECORDING": run(now, "inspect", str(recording)),
+                    "inspect --json RECORDING": run(now, "inspect", "--json", str(recording)),
+                    "inspect STREAM": run(now, "inspect", str(stream)),
+                    "replay RECORDING | normalize": lambda: run_pipe(pipe, "/dev/null", ok=OK)[0],
                 }
-                pipe = "replay RECORDING | normalize"
-                best = {label: float("inf") for label in [*contenders, pipe]}
-                with open(os.devnull, "wb") as null:
-                    for _ in range(args.repeat):  # interleaved: each round runs every contender
-                        for label, cmd in contenders.items():
-                            best[label] = min(best[label], cpu(cmd, null))
-                        best[pipe] = min(best[pipe], cpu_pipe(["replay", "--speed", "0", str(recording)],
-                                                              ["normalize"], null))
-                print(f"{name}.sse, {len(data) / 1e6:.1f} MB, recording of {count:,} chunks ({chunks}); "
-                      f"{agree(stream, recording)}")
-                base = best["normalize STREAM"]
-                for label, seconds in best.items():
-                    print(f"  {label:26} {seconds:6.2f} s CPU   {seconds / base:5.2f}x")
+                agreeing = [["normalize RECORDING", "normalize STREAM", "replay RECORDING | normalize"],
+                            ["inspect RECORDING"], ["inspect --json RECORDING"], ["inspect STREAM"]]
+                if before is not None:
+                    contenders[f"inspect RECORDING, {before.label}"] = run(before, "inspect", str(recording))
+                    agreeing[1].append(f"inspect RECORDING, {before.label}")
+                results = rounds.rounds(contenders, n, agree=agreeing)
+                print(f"a recording of {count:,} chunks ({chunks}); "
+                      f"{agree(now, stream, recording)}")
+                print(f"  {'':34} {'CPU':>8}   {'/ normalize RECORDING':>22}   {'/ normalize STREAM':>22}")
+                for label in results:
+                    print(f"  {label:34} {figure(results, label).median:6.2f} s   "
+                          f"{format(ratio(results, label, 'normalize RECORDING')):>22}   "
+                          f"{format(ratio(results, label, 'normalize STREAM')):>22}")
 
 
 if __name__ == "__main__":

@@ -233,7 +233,10 @@ class Inspector:
             counts = self._place_events(events, ends, k0, k1, after)
         if records:
             if at != ends:  # not one record per event: place them on their own
-                counts = _per_chunk(at, after)
+                if events is items and counts.count(1) == len(counts) and len(set(at)) == len(at):
+                    counts = list(map(set(at).__contains__, ends))  # at most one per event, one event per chunk
+                else:
+                    counts = _per_chunk(at, after)
             self._place_records(records, counts, self.times[k0:k1], [*after, starts[k0] + len(piece)])
         if reader.error is not None:
             raise reader.error
@@ -286,8 +289,13 @@ class Inspector:
         self.texts[_ANSWER] += compress(texts, answers)
         self.texts[_REASONING] += compress(texts, map(not_, answers))
         self.pieces += len(sizes) - sizes.count(0)
-        answer = _sums(list(map(mul, sizes, answers)), counts)
-        total = _sums(sizes, counts)
+        answer = list(map(mul, sizes, answers))
+        if counts.count(0) + counts.count(1) == len(counts):  # no chunk with two: no sums
+            total = sizes
+            if len(counts) != len(sizes):
+                times, ends = list(compress(times, counts)), list(compress(ends, counts))
+        else:
+            answer, total = _sums(answer, counts), _sums(sizes, counts)
         reasoning = list(map(sub, total, answer))
         rows = zip(times, answer, reasoning, repeat(0), ends)
         self.series += compress(rows, total) if total.count(0) else rows
@@ -458,8 +466,6 @@ def _firsts(counts: list[int]) -> list[bool]:
 
 def _sums(values: list[int], counts: list[int]) -> list[int]:
     """The sums of consecutive groups of ``values``, ``counts[p]`` of them in group ``p``."""
-    if len(counts) == len(values) and counts.count(1) == len(counts):
-        return values
     running = [0, *accumulate(values)]
     bounds = list(accumulate(counts))
     return list(map(sub, map(running.__getitem__, bounds), map(running.__getitem__, [0, *bounds[:-1]])))
