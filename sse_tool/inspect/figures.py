@@ -11,7 +11,7 @@ import math
 import re
 from bisect import bisect_left, bisect_right
 from itertools import accumulate
-from operator import itemgetter, sub
+from operator import add, itemgetter, sub
 
 from ..model import EARLY_STOP_REASONS, End, Status
 from .report import Burst, Gaps, Rate, Stall, Tokens
@@ -76,7 +76,7 @@ def longest_stall(series: list[tuple], start: float | None, end: float | None,
     times = list(map(itemgetter(0), series))
     gaps = _gaps(times)
     if gaps:
-        i = max(range(len(gaps)), key=gaps.__getitem__)
+        i = gaps.index(max(gaps))  # the first of the longest
         best = (gaps[i], times[i], times[i + 1], i, "between")
     if series and end is not None and end - times[-1] > (best[0] if best else 0.0):
         best = (end - times[-1], times[-1], end, len(series) - 1, "after")
@@ -112,7 +112,8 @@ def burst(series: list[tuple], pieces: int) -> Burst | None:
     the share is at most ``BURST_SHARE`` and one chunk alone brought at least
     ``BURST_LARGEST`` of the content (a stall in a flowing stream empties slots too, but
     brings no such chunk), given enough content to judge."""
-    sizes = list(map(sum, map(itemgetter(1, 2, 3), series)))
+    sizes = list(map(add, map(add, map(itemgetter(1), series), map(itemgetter(2), series)),
+                     map(itemgetter(3), series)))
     total = sum(sizes)
     if not total:
         return None

@@ -28,7 +28,8 @@ def picture(report, width: int = 80) -> list[Line]:
     end = report.timeline.end
     if not report.timed or end is None:
         return []
-    last = max([end] + [s[0] for s in series])
+    times = list(map(itemgetter(0), series))
+    last = max(end, max(times, default=end))
     if last <= 0:
         return []
     columns = max(10, width - GUTTER - 1)
@@ -38,7 +39,6 @@ def picture(report, width: int = 80) -> list[Line]:
 
     # Arrivals are in time order: each column's share is a difference of running sums,
     # found by bisection at the column's bounds (no Python loop over the arrivals).
-    times = [arrival[0] for arrival in series]
     bounds = [bisect_left(times, last * c / columns) for c in range(1, columns)] + [len(times)]
     lines: list[Line] = []
     for label, index, style in _BANDS:
