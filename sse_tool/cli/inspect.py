@@ -138,7 +138,10 @@ class _Run:
         self.json_out = json_out
         self.output = output
         self.tee = Output() if tee else None
-        self.options = {"provider": provider, "source": source, "max_event_size": limit}
+        # A recording is told by its first line whatever --from says; ``recording`` insists.
+        self.recordings_only = source == "recording"
+        self.options = {"provider": provider, "source": "auto" if self.recordings_only else source,
+                        "max_event_size": limit}
         self.results: list = []  # (report, conditions met)
         self.codes: list[int] = []  # per input, in order
         self.unreadable = self.empty = 0
@@ -210,7 +213,7 @@ class _Run:
                 break
         if not size:
             return None
-        if b"".join(c for _, c in head).startswith(magic):
+        if self.recordings_only or b"".join(c for _, c in head).startswith(magic):
             return self._recording(name, b"".join([c for _, c in head]), map(self._pass, chunks))
         inspector = Inspector(name, origin="live" if live else "file", **self.options)
         for t, chunk in head:

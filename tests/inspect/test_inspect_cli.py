@@ -240,6 +240,28 @@ def test_a_recording_on_stdin_is_read_as_a_recording(recs):
     assert stream_objects(done.text)[0]["origin"] == "recording"
 
 
+def test_from_recording_reads_a_recording_and_refuses_a_stream_file(recs, tmp_path):
+    stream = tmp_path / "plain.sse"
+    stream.write_bytes(b"".join(anthropic(text=["Hi"])))
+    assert stream_objects(run("--json", "--from", "recording", str(recs["steady.rec"])).text)[0]["origin"] == "recording"
+    done = run("--from", "recording", str(stream))
+    assert done.returncode == 5 and "not an sse-tool recording" in done.err
+
+
+def test_a_recording_read_as_it_arrives_is_the_recording_read_whole(recs):
+    # stdin in pieces of a few bytes: lines and chunks cut anywhere give the same report
+    whole = run("--json", str(recs["stalled.rec"])).text
+    proc = subprocess.Popen([*SSE_TOOL, "inspect", "--json", "-"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, env=clean_env())
+    data = recs["stalled.rec"].read_bytes()
+    for i in range(0, len(data), 7):
+        proc.stdin.write(data[i:i + 7])
+        proc.stdin.flush()
+    proc.stdin.close()
+    assert proc.stdout.read().decode().replace('"<stdin>"', f'"{recs["stalled.rec"]}"') == whole
+    assert proc.wait() == 0
+
+
 def test_tee_passes_the_bytes_on_unchanged_through_real_pipes():
     data = b"".join(openai(text=["Hola", " mundo"] * 50, usage={"completion_tokens": 100}))
     env = clean_env()
