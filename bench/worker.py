@@ -64,7 +64,10 @@ def normalize(chunks: list[bytes], out=None) -> int:
 
 
 def render(chunks: list[bytes], out) -> int:
-    from sse_tool.render.throttle import Painter
+    try:
+        from sse_tool.render.throttle import Painter
+    except ImportError:  # where versions before the package was regrouped keep it
+        from sse_tool.painter import Painter
     from sse_tool.pipeline import RecordReader
     from sse_tool.render.loop import _feed
     from sse_tool.render.release import make_policy

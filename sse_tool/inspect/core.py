@@ -260,9 +260,9 @@ class Inspector:
             self.arrivals += compress(zip(times, counts), counts)
         # Only the first event a chunk completes can have begun in an earlier chunk.
         firsts = list(compress(offsets, _firsts(counts))) if multi or len(events) != len(counts) else offsets
-        chunk_starts = compress(self.starts[k0:k1], counts)
+        chunk_starts = list(compress(self.starts[k0:k1], counts))
         if any(map(lt, firsts, chunk_starts)):
-            for offset, start in zip(firsts, compress(self.starts[k0:k1], counts)):
+            for offset, start in zip(firsts, chunk_starts):
                 if offset < start:
                     self._spanned(offset, start)
         return counts
