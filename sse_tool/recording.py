@@ -277,7 +277,6 @@ def _parse_bytes(data: bytes) -> Recording:
     ``_read_lines``)."""
     rec = Recording()
     _read_lines(rec, data, 1)
-    _check_request(rec)
     return rec
 
 
@@ -285,7 +284,6 @@ def parse_recording(lines: Iterable[bytes | str]) -> Recording:
     """A recording from its lines (bytes or text, with or without their line ends)."""
     rec = Recording()
     _by_lines(rec, lines, 1)
-    _check_request(rec)
     return rec
 
 
@@ -298,7 +296,8 @@ class ChunkReader:
     chunks' bytes joined, for a reader of the stream alone.
 
     A bad line, as ``load_recording`` names it, is kept in ``error`` (a ``BadInput``) once
-    the chunks of the lines before it are returned, and raised by the next call."""
+    ``feed`` returned the chunks of the lines before it, and raised by the next call;
+    ``close`` raises it at once."""
 
     def __init__(self, max_line: int = 1 << 62) -> None:
         self.recording = Recording()
@@ -327,7 +326,10 @@ class ChunkReader:
         if self.error is not None:
             raise self.error
         block, self._parts = b"".join(self._parts), []
-        return self._chunks(block) if block else ([], [])
+        chunks = self._chunks(block) if block else ([], [])
+        if self.error is not None:  # the last line alone: nothing before it to hand out
+            raise self.error
+        return chunks
 
     @staticmethod
     def body(chunks: tuple[list[float], list[bytes]]) -> bytes:
@@ -345,20 +347,11 @@ class ChunkReader:
         rec = self.recording
         try:
             self._number += _read_lines(rec, block, self._number)
-            _check_request(rec)
         except BadInput as exc:
             self.error = exc  # raised after the chunks of the lines before it
-            if rec.request is None:  # no chunk is read without its request
-                rec.times.clear()
-                rec.datas.clear()
         chunks = rec.times, rec.datas
         rec.times, rec.datas = [], []
         return chunks
-
-
-def _check_request(rec: Recording) -> None:
-    if rec.request is None and rec.times:
-        raise BadInput("recording has body chunks but no request line")
 
 
 def _read_lines(rec: Recording, block: bytes, number: int) -> int:
@@ -370,7 +363,7 @@ def _read_lines(rec: Recording, block: bytes, number: int) -> int:
     unusual (a line starting with a digit that is not quite a chunk line, an escape not of
     ours, text that is not UTF-8, a bad line of another kind) is read line by line
     instead, which says what is wrong."""
-    lines = block.count(b"\n") + (not block.endswith(b"\n"))
+    lines = left = block.count(b"\n") + (not block.endswith(b"\n"))
     if not block.isascii():
         try:
             block.decode("utf-8")
@@ -379,8 +372,17 @@ def _read_lines(rec: Recording, block: bytes, number: int) -> int:
             return lines
     text = b"\n" + block  # each line, the first included, then starts after a newline
     found = _DIGIT_LINE.findall(text)  # (time, '"' if a chunk line, its quoted bytes)
+    start = 0  # where the lines not read yet start, in the block
+    if found and rec.request is None:  # the lines before the first chunk first: the request is among them
+        start = _DIGIT_LINE.search(text).start()
+        if start:
+            head = _read_lines(rec, block[:start], number)  # a few lines, no chunk among them
+            number, left = number + head, left - head
+        if rec.request is None:
+            _by_lines(rec, block[start:].split(b"\n"), number)  # which says that a chunk came first
+            return lines
     if not all(map(itemgetter(1), found)) or not _only_our_escapes(block):
-        _by_lines(rec, block.split(b"\n"), number)
+        _by_lines(rec, block[start:].split(b"\n"), number)
         return lines
     bodies = map(itemgetter(2), found)
     if _ESCAPE_DECODE is not None:
@@ -389,8 +391,8 @@ def _read_lines(rec: Recording, block: bytes, number: int) -> int:
         datas = list(map(_escape_decode, bodies))
     try:
         times = list(map(float, map(itemgetter(0), found)))
-        if len(found) < lines:  # lines of other kinds: read into a copy, kept if all are good
-            others = _OTHER_LINE.findall(text)
+        if len(found) < left:  # lines of other kinds: read into a copy, kept if all are good
+            others = _OTHER_LINE.findall(text, start)
             trial = copy.deepcopy(rec)  # the lines before this block: a header or two, no chunk
             if number == 1:  # the first line is the format's
                 if block[:1].isdigit():
@@ -403,7 +405,7 @@ def _read_lines(rec: Recording, block: bytes, number: int) -> int:
         elif number == 1:
             raise ValueError("no format line")
     except (ValueError, IndexError, BadInput):
-        _by_lines(rec, block.split(b"\n"), number)  # which says what is wrong
+        _by_lines(rec, block[start:].split(b"\n"), number)  # which says what is wrong
         return lines
     rec.times += times
     rec.datas += datas
@@ -413,7 +415,13 @@ def _read_lines(rec: Recording, block: bytes, number: int) -> int:
 def _by_lines(rec: Recording, lines: Iterable[bytes | str], number: int) -> None:
     """Read ``lines`` into ``rec`` one by one, the first being the recording's line ``number``."""
     for number, raw in enumerate(lines, number):
-        line = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+        try:
+            line = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+        except UnicodeDecodeError as exc:
+            if number == 1:
+                raise BadInput(f"not an sse-tool recording (line 1 is not {MAGIC!r})") from None
+            raise BadInput(f"recording line {number}: not UTF-8 (byte {exc.start}), which a "
+                           "recording never holds raw: it writes such bytes as \\xHH") from None
         # Escaped bytes never hold a raw CR or LF, so stripping the line end loses nothing.
         line = line.rstrip("\r\n")
         if number == 1:
@@ -488,6 +496,8 @@ def _parse_line(rec: Recording, line: str) -> None:
             raise ValueError(f"unknown outcome {outcome!r}")
         rec.end = Ending(float(time), outcome, rest[1] if len(rest) > 1 else "")
     elif line[:1].isdigit():
+        if rec.request is None:
+            raise ValueError("a body chunk before the request line")
         time, rest = line.split(" ", 1)
         rec.times.append(float(time))
         rec.datas.append(_quoted(rest))

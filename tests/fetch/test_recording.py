@@ -97,7 +97,7 @@ def test_a_recording_survives_windows_line_ends_and_blank_lines():
     ("sse-tool recording 1\n0.1 unquoted\n", "line 2"),
     ("sse-tool recording 1\n> GET http://h/\nwhat is this\n", "line 3"),
     ("sse-tool recording 1\n> GET http://h/\nend 1.0 exploded\n", "line 3"),
-    ("sse-tool recording 1\n0.1 \"x\"\n", "no request"),
+    ("sse-tool recording 1\n0.1 \"x\"\n", "line 2: a body chunk before the request line"),
 ])
 def test_bad_recordings_are_bad_input_naming_the_line(bad, where):
     with pytest.raises(BadInput, match=where):

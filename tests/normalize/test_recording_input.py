@@ -10,6 +10,7 @@ import random
 import subprocess
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from sse_tool import pipeline, recording
 from sse_tool.errors import BadInput
@@ -169,3 +170,34 @@ def test_normalize_and_render_read_a_recording_as_replay_sends_it(tmp_path):
         replay.wait()
         assert direct.returncode == replayed.returncode == 0, direct.stderr
         assert direct.stdout == replayed.stdout and direct.stdout
+
+
+# -- what a hostile or broken recording can hold ------------------------------------------
+
+_LINES = st.one_of(
+    st.binary(max_size=40).map(lambda b: b'0.5 "' + recording.escape(b).encode() + b'"'),  # a good chunk line
+    st.binary(max_size=30),  # anything at all
+    st.sampled_from([b"# a note", b"> GET http://h/", b"< HTTP/1.1 200 OK", b"< x: y", b"end 1.0 complete",
+                     b"end 1.0 nonsense", b'0.5 "unclosed', b'0.5 "\\q"', b'0.5 "\\x4"', b"1e400 \"x\"",
+                     b"", b"\r", b'0.5 ""\r']),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_LINES, max_size=12), st.integers(min_value=1, max_value=50), st.booleans())
+def test_any_lines_after_the_format_line_are_read_or_refused_never_crash(lines, size, head):
+    data = recording.MAGIC.encode() + b"\n" + (b"> POST http://h/v1\n" if head else b"") + b"\n".join(lines)
+    pieces = [data[i:i + size] for i in range(0, len(data), size)]
+    try:
+        whole = load_recording(io.BytesIO(data))
+    except BadInput as exc:
+        whole = exc
+    try:
+        times, datas, rec = chunks_read(pieces)
+    except BadInput as exc:
+        # refused for the same reason, whatever the cuts
+        assert isinstance(whole, BadInput) and str(exc) == str(whole)
+    else:
+        assert not isinstance(whole, BadInput), whole
+        assert (times, datas, rec.end, rec.notes) == (whole.times, whole.datas, whole.end, whole.notes)
+    outcome(pieces)  # records or BadInput: nothing else escapes
