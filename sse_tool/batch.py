@@ -20,6 +20,17 @@ reader gives is what it would give (``tests/normalize/test_fast_paths.py``).
   (``Normalizer.fast_lines``): a ``Delta`` for each line of that shape;
 * ``frame_deltas``: the same in ``frame``'s records of those events,
   ``{"event":"...","data":"..."}``, where the data line is a JSON string.
+
+An adapter's ``quick_lines`` is ``(pattern, channels)`` or ``(pattern, channels,
+refused)``: a regex (bytes) matching a whole data line that ``quick`` reads as a
+``Delta`` of its text (group 2, non-empty) in the channel of its key (group 1), whatever
+the event's name but those in ``refused`` (``quick`` leaves them to ``feed``). Each
+string of the pattern outside that text is ``wire.PLAIN`` or written out (no escape in it),
+so a match is a valid JSON object once the text is. It may follow the adapter's state
+(OpenAI's chat chunks name the model seen before: a chunk naming another is for
+``feed``): the batch is read with the shape of the state before it, so after each event
+that goes to ``feed`` the reader asks ``fast_lines`` again, and if the shape changed,
+the rest of the batch is read item by item (``pipeline.RecordReader._convert``).
 """
 
 from __future__ import annotations
@@ -41,6 +52,8 @@ _CHANNEL_OF = {channel.value.encode(): channel for channel in Channel}
 _DELTA_LINES = (rb'\{"type":"delta","channel":"(' + b"|".join(_CHANNEL_OF) + rb')","text":('
                 + JSON_STRING + rb')\}')
 _COMPILED: dict = {}  # regexes compiled when first used: start-up does not pay for them
+_MAX_COMPILED = 64  # a shape that follows state (a model) may make many: bounded
+_EVENT = attrgetter("event")
 _new = tuple.__new__  # builds a Delta without the keyword handling of its constructor
 
 
@@ -59,32 +72,36 @@ def delta_lines(items: list, out: list[Record]) -> bool:
     return True
 
 
-def quick_records(items: list, pattern: bytes, channels: dict) -> list | None:
+def quick_records(items: list, pattern: bytes, channels: dict, refused: frozenset = frozenset()) -> list | None:
     """For each item, the ``Delta`` the adapter's ``quick`` gives it if its data is a line
-    ``pattern`` matches whole (the adapter's ``quick_lines``), else None; None if the
-    batch cannot be read so (a comment among the items, a data line holding a line end, a
-    bad escape or invalid UTF-8 in a text: then each item is read alone)."""
+    ``pattern`` matches whole and its event's name is not in ``refused`` (the adapter's
+    ``quick_lines``), else None; None if the batch cannot be read so (a comment among the
+    items, a data line holding a line end, a bad escape or invalid UTF-8 in a text: then
+    each item is read alone)."""
     if not _lines_of(items):
         return None
     found = _found(b"\n".join(map(_DATA, items)), len(items), _lines_regex(pattern, others=True))
     if found is None:
         return None
-    return _deltas(found, _texts(found), channels)
+    ready = _deltas(found, _texts(found), channels)
+    if ready is not None and refused and not refused.isdisjoint(map(_EVENT, items)):
+        ready = [None if item.event in refused else record for item, record in zip(items, ready)]
+    return ready
 
 
-def frame_deltas(items: list, pattern: bytes, channels: dict) -> list | None:
+def frame_deltas(items: list, pattern: bytes, channels: dict, refused: frozenset = frozenset()) -> list | None:
     """``quick_records`` for frame's records of the events: the same ``Delta`` for each
     record ``{"event":"...","data":"..."}`` whose data is a line ``pattern`` matches whole.
 
     The data is a JSON string there, so its quotes are escaped, and the text's literal
     with them: the regex is ``pattern`` so escaped (``_in_record``), and the literals it
     captures are read twice, once out of the record's string, once as the literals they
-    then are. The event's name is only checked to be a plain string (``quick_lines``
-    describes a line that ``quick`` reads whatever the event's name).
+    then are. The event's name is only checked to be a plain string, not one of
+    ``refused``.
     """
     if not _lines_of(items):
         return None
-    found = _found(b"\n".join(map(_DATA, items)), len(items), _lines_regex(_in_record(pattern), others=True))
+    found = _found(b"\n".join(map(_DATA, items)), len(items), _lines_regex(_in_record(pattern, refused), others=True))
     if found is None:
         return None
     try:
@@ -111,15 +128,17 @@ def _deltas(found: list, texts: list | None, channels: dict) -> list | None:
 _ESCAPED_STRING = rb'\\"[^"\\\n]*(?:\\\\(?:\\["\\]|[^"\\\n])[^"\\\n]*)*\\"'
 
 
-def _in_record(pattern: bytes) -> bytes:
-    """A frame record ``{"event":"...","data":"..."}`` whose data is a line ``pattern``
-    matches, as a regex with the same groups. ``pattern`` is made of plain text and
-    ``JSON_STRING`` (no quote in a character set); in the record's string each quote
-    of it is escaped."""
-    assert JSON_STRING in pattern and not re.search(rb'\[[^\]]*"', pattern.replace(JSON_STRING, b""))
+def _in_record(pattern: bytes, refused: frozenset = frozenset()) -> bytes:
+    """A frame record ``{"event":"...","data":"..."}`` whose event is not one of
+    ``refused`` and whose data is a line ``pattern`` matches, as a regex with the same
+    groups. ``pattern`` is made of plain text, ``wire.PLAIN`` and ``JSON_STRING`` (no quote
+    in a character set, no escape in a string); in the record's string each quote of it
+    is escaped."""
+    assert JSON_STRING in pattern and not re.search(rb'\[[^\]]*"', re.sub(rb"\\.", b"", pattern.replace(JSON_STRING, b"")))
     data = pattern.replace(JSON_STRING, b"\0").replace(b'"', rb'\\"').replace(b"\0", _ESCAPED_STRING)
     # the event's name: printable ASCII, no quote or backslash (any other is read alone)
-    return rb'\{"event":"[ !#-\[\]-~]*","data":"' + data + rb'"\}'
+    not_refused = b"".join(b"(?!" + re.escape(name.encode()) + b'")' for name in sorted(refused))
+    return rb'\{"event":"' + not_refused + rb'[ !#-\[\]-~]*","data":"' + data + rb'"\}'
 
 
 def _lines_of(items: list) -> bool:
@@ -134,6 +153,8 @@ def _lines_regex(pattern: bytes, others: bool = False):
     key = (pattern, others)
     regex = _COMPILED.get(key)
     if regex is None:
+        if len(_COMPILED) >= _MAX_COMPILED:
+            _COMPILED.clear()
         regex = _COMPILED[key] = re.compile(b"^(?:" + pattern + (b"|.*)$" if others else b")$"), re.M)
     return regex
 

@@ -47,7 +47,8 @@ object may then ask ``quick`` first and ``feed`` the event only when it says Non
 gives what ``feed`` alone gives (``pipeline.RecordReader`` does; the tests compare both
 ways on every fixture cut everywhere). An adapter may also name ``quick_lines``, the exact
 data line of that event as its provider sends it, which lets a reader take a whole batch
-of such lines with one regex call and one ``loads`` (``fast_lines``).
+of such lines with one regex call and one ``loads`` (``fast_lines``; ``batch.py`` says
+what it is).
 """
 
 from __future__ import annotations
@@ -158,9 +159,9 @@ class Normalizer:
         """With ``fast_path`` open, the adapter's ``quick_lines`` if it has one: (a regex,
         as bytes, matching a whole data line of the common delta event exactly as the provider sends
         it, capturing a key and the text's JSON string literal; the channel of each key),
-        for a reader of many such lines at once (``pipeline._quick_records``). Only an
-        adapter whose ``quick`` keeps no state may have one: the batch is read before
-        the events of it that go to ``feed``."""
+        for a reader of many such lines at once (``batch.py``). It may follow the
+        adapter's state: a batch is read before the events of it that go to ``feed``, so
+        ask again after each, and read the rest item by item if it changed."""
         return getattr(self._adapter, "quick_lines", None) if self.fast_path() is not None else None
 
     def close(self, frame_end: FrameEnd | None = None) -> list[Record]:

@@ -298,8 +298,10 @@ class RecordReader:
         item while the normalizer owes something else (``fast_path`` is None), goes through
         ``Normalizer.feed``, which gives the same records (see ``tests/test_fast_paths.py``).
         Where the adapter knows that event's exact lines, a whole batch of them is read
-        ahead with a few C calls (``batch.py``), in the raw data or in frame's records.
-        With ``at``, each record's item's end goes there too (see ``convert``).
+        ahead with a few C calls (``batch.py``), in the raw data or in frame's records;
+        once an event that goes to ``feed`` changes those lines (OpenAI's name the model),
+        the rest of the batch is read item by item. With ``at``, each record's item's end
+        goes there too (see ``convert``).
         """
         normalizer = self.normalizer
         lines = self.source == "events"
@@ -351,6 +353,8 @@ class RecordReader:
                     at += repeat(item.offset if type(item) is SseComment else item.end, len(records))
             if self.fast:
                 quick = normalizer.fast_path()
+                if ready is not None and normalizer.fast_lines() != shape:
+                    ready[:] = repeat(None, len(ready))  # (in place: the loop reads on in it)
 
     def _after(self, records: list[Record]) -> list[Record]:
         """The adapter's records with ``<think>`` blocks split out of the answer (once the

@@ -25,6 +25,10 @@ from .typed import field
 #: a JSON string literal, as a regex over bytes (it has no raw line end: JSON has none
 #: inside a string); a line matched whole is read without parsing it first
 JSON_STRING = rb'"[^"\\\n]*(?:\\.[^"\\\n]*)*"'
+#: a JSON string of printable ASCII without escapes (the same bytes in a frame record's
+#: string), and a JSON integer orjson reads (it takes at most 64 bits)
+PLAIN = rb'"[ !#-\[\]-~]*"'
+INT = rb'(?:0|[1-9][0-9]{0,17})'
 
 
 def dumps(record: dict) -> bytes:

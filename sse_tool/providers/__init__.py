@@ -12,7 +12,9 @@ An adapter is a small class (no shared base class) with:
 * optionally ``quick(event: str, payload: dict) -> Delta | None``: the one record of the
   dialect's common delta event, read with a few plain tests, or None for anything else
   (which ``feed`` then reads). It must give exactly what ``feed`` gives and change no
-  state that ``feed`` would not (``tests/test_fast_paths.py`` holds them together).
+  state that ``feed`` would not (``tests/test_fast_paths.py`` holds them together);
+* optionally ``quick_lines``: the exact data line of that event, for reading many at
+  once (``batch.py`` says what it is; it may follow the adapter's state).
 
 Adapters never raise on unknown event types or missing fields: they skip what they do not
 know (providers add event types over time).

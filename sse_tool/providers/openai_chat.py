@@ -11,19 +11,55 @@ top-level ``error`` in a data frame (alone, or inside a normal chunk), or ``even
 Nearly every chunk carries one piece of answer text and nothing else new: ``quick`` reads
 those with a few plain tests and leaves any other chunk (a new model, usage, a finish
 reason, any other delta field, a value of another type) to ``feed``, which gives the same
-record (the tests compare both on every fixture).
+record (the tests compare both on every fixture). ``quick_lines`` is such a chunk's exact
+line, for the model named before (``batch.py``).
 """
 
 from __future__ import annotations
 
+import orjson
+
 from ..model import Channel, Delta, Meta, Record, Redacted, Signature, ToolCall, Usage
 from ..typed import field
+from ..wire import INT, JSON_STRING, PLAIN
 from .errors import error_body, error_info
 
 _ANSWER = Channel.ANSWER
 _new = tuple.__new__  # builds a Delta without the keyword handling of its constructor
 #: the only fields a delta read by ``quick`` may have (``role`` is never read)
 _PLAIN_DELTA = frozenset({"content", "role"})
+
+_CHANNELS = {b"content": _ANSWER}
+#: ``quick`` leaves the events of that name to ``feed``
+_REFUSED = frozenset({"error"})
+
+
+def _chunk_lines(model: str | None) -> tuple:
+    """``quick_lines`` while ``model`` is the model named before: a chunk of answer text
+    naming it, its members in the order OpenAI writes them (vLLM, Groq, Mistral and
+    Ollama leave some out). Members ``quick`` does not read are plain strings, integers
+    or null; a member it does read takes the one value it reads as plain text (an
+    optional member ends ``|)``, which the regex engine takes faster than ``?``)."""
+    return (
+        rb'\{"id":' + PLAIN + rb',"object":' + PLAIN + rb',"created":' + INT + rb',"model":' + _named(model)
+        + rb',(?:"service_tier":' + PLAIN + rb',|)(?:"system_fingerprint":(?:' + PLAIN + rb'|null),|)"choices":\['
+        rb'\{"index":0,"delta":\{(?:"role":"assistant",|)"(content)":(' + JSON_STRING + rb')\}(?:,"logprobs":null|)'
+        rb',"finish_reason":null\}\](?:,"usage":null|)(?:,"obfuscation":' + PLAIN + rb'|)\}',
+        _CHANNELS, _REFUSED,
+    )
+
+
+def _named(model: str | None) -> bytes:
+    """A regex of the model's JSON as orjson writes it (null if there is none, or if
+    that holds an escape, which a frame record would escape again)."""
+    try:
+        literal = orjson.dumps(model) if model is not None else b"null"
+    except orjson.JSONEncodeError:  # a lone surrogate
+        literal = b"null"
+    if b"\\" in literal:
+        return b"null"
+    # each byte as itself or a \xHH escape: no quote or character set in the regex
+    return b"".join(bytes([c]) if c < 128 and (chr(c).isalnum() or c == 34) else b"\\x%02x" % c for c in literal)
 
 
 def _reasoning_text(delta: dict) -> str | None:
@@ -84,6 +120,16 @@ class OpenAIChat:
         self._model: str | None = None
         self._last_tool = -1
         self._last_id: str | None = None
+        self._lines: tuple = (None, _chunk_lines(None))  # (the model, quick_lines for it)
+
+    @property
+    def quick_lines(self) -> tuple:
+        """The line of a chunk ``quick`` reads as it stands (``batch.py``): it names the
+        model named before, so it changes with it."""
+        model, lines = self._lines
+        if model != self._model:
+            self._lines = (self._model, lines := _chunk_lines(self._model))
+        return lines
 
     def quick(self, event: str, payload: dict) -> Delta | None:
         """The record of a chunk that only brings answer text (the model named before,

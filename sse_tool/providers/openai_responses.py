@@ -23,13 +23,15 @@ Terminal events: ``response.completed`` (stop reason = the response's status),
 details nested (``{"error": {...}}``, as recorded) or flat (as the API reference shows).
 
 Nearly every event is a piece of answer text: ``quick`` reads those with plain tests and
-leaves anything else to ``feed``, which gives the same record (the tests compare both).
+leaves anything else to ``feed``, which gives the same record (the tests compare both);
+``quick_lines`` is such an event's exact line (``batch.py``).
 """
 
 from __future__ import annotations
 
 from ..model import Channel, Citation, Delta, Meta, Part, Record, ToolCall, ToolStatus, Usage
 from ..typed import field
+from ..wire import INT, JSON_STRING, PLAIN
 from .errors import error_info
 
 _TEXT = {
@@ -58,8 +60,19 @@ _BUILT_IN = frozenset({
 _PLACE = frozenset({"type", "sequence_number", "output_index", "item_id"})
 
 
+#: members of an answer text delta that ``quick`` does not look at, as the servers write them
+_MEMBER = (rb'(?:"(?:item_id|output_index|content_index|sequence_number|obfuscation)":(?:' + PLAIN + b"|" + INT
+           + rb')|"logprobs":\[\])')
+
+
 class OpenAIResponses:
     name = "openai-responses"
+    #: the data line of an answer text delta, its type first (``batch.py``)
+    quick_lines = (
+        rb'\{"type":"response\.(output_text)\.delta"(?:,' + _MEMBER + rb')*,"delta":(' + JSON_STRING + rb')(?:,'
+        + _MEMBER + rb')*\}',
+        {b"output_text": Channel.ANSWER},
+    )
 
     @staticmethod
     def recognise(event: str, payload) -> bool:
