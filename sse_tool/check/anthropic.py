@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import orjson
 
+from .quick import FIRST, SECOND, STRING
 from .rules import ERROR, Finding, key, rule
 
 MESSAGE_START = rule(
@@ -84,6 +85,11 @@ _DELTAS = {
 }
 _TOOL_BLOCKS = _DELTAS["input_json_delta"]
 
+#: a text or thinking delta as Anthropic sends it (see quick.py): its block index and
+#: the delta's kind (text or thinking) captured; it comes named content_block_delta
+QUICK = (r'\{"type":"content_block_delta","index":(0|[1-9][0-9]{0,8}),"delta":\{"type":"'
+         r'(text|thinking)_delta","\2":' + STRING + r'\}\}', "content_block_delta")
+
 
 class Rules:
     def __init__(self) -> None:
@@ -135,6 +141,18 @@ class Rules:
 
     def close(self, index: int) -> list[Finding]:
         return []
+
+    def quick(self, adapter, found: list) -> bool:
+        """Whether ``feed`` would say nothing of a run of ``QUICK`` events (``found``: the
+        index and kind of each) and change nothing: the message started, each block
+        open and of the delta's kind (the adapter keeps nothing of a text delta)."""
+        if not self._started:
+            return False
+        for number, kind in set(zip(map(FIRST, found), map(SECOND, found))):
+            block = self._open.get(int(number))
+            if block is None or block[0] != kind and block[0] in _KNOWN_BLOCKS:
+                return False
+        return True
 
     # -- internals ----------------------------------------------------------------------
 

@@ -26,6 +26,9 @@ order of their offsets, each with its line number (LF counted once per byte).
 
 from __future__ import annotations
 
+from itertools import compress
+from operator import attrgetter
+
 from orjson import JSONDecodeError
 from orjson import loads as _loads
 
@@ -35,6 +38,7 @@ from ..providers import PROVIDERS, recognise
 from ..sse import DEFAULT_MAX_EVENT_SIZE, SseComment, SseEvent
 from . import anthropic, bedrock, cohere, gemini, ollama, openai_chat, openai_responses, vertex_search
 from .rules import Finding
+from .quick import FIRST, matches
 from .sse import MISSING_BLANK_LINE, Blocks, LineEnds, unfinished
 from .stream import (
     AFTER_TERMINAL, EVENTSTREAM_CUT, JSON_ARRAY_SYNTAX, JSON_ARRAY_UNCLOSED, NDJSON_NO_NEWLINE, NO_EVENTS,
@@ -62,7 +66,7 @@ class Checker:
     """Stage core: bytes in, findings out; ``close`` adds how the stream ended."""
 
     def __init__(self, provider: str = "auto", framing: str = "auto", *,
-                 max_event_size: int = DEFAULT_MAX_EVENT_SIZE) -> None:
+                 max_event_size: int = DEFAULT_MAX_EVENT_SIZE, fast: bool = True) -> None:
         if provider != "auto" and provider not in PROVIDERS:
             raise ValueError(f"unknown provider {provider!r}")
         self.provider: str | None = None if provider == "auto" else provider
@@ -84,6 +88,9 @@ class Checker:
         self._gave_up = False
         self._adapter = None
         self._rules = None
+        #: False: every event judged alone, as the batch paths must agree with (the tests)
+        self.fast = fast
+        self._quick = None  # the family's QUICK, once the provider is known
         self._lines = (0, 1)  # (offset, its line number): the line cursor
         self._broken: Finding | None = None  # a JSON array that stopped parsing
         if self.provider is not None:
@@ -153,6 +160,7 @@ class Checker:
         self.provider = provider
         self._adapter = PROVIDERS[provider]()
         self._rules = FAMILIES[provider].Rules()
+        self._quick = getattr(FAMILIES[provider], "QUICK", None) if self.fast else None
         self._blocks.data_lines_only = gemini.NON_DATA_LINE if provider == "gemini" else None
 
     def _scan_line_ends(self, chunk: bytes) -> list[Finding]:
@@ -200,10 +208,21 @@ class Checker:
         self._base = keep
 
     def _process(self, items: list, out: list[Finding]) -> None:
-        # Most batches are events of the usual shape, which sse.Blocks proves in one go.
-        plain = (self.framing == "sse" and self.provider is not None and len(items) > 1
-                 and all(type(item) is SseEvent for item in items)
-                 and self._blocks.plain_run(self._buf, self._base, self._gap, items))
+        # Most batches are SSE events of the usual shape: their framing is judged at once
+        # (sse.Blocks.run), and the runs of the dialect's common delta event are skipped
+        # where its rules say that they say nothing (quick.py). Byte findings to place in
+        # one of these events, and any comment item, leave the batch to the per-event path.
+        bulk = (self.fast and self.framing == "sse" and self.provider is not None and len(items) > 1
+                and set(map(type, items)) == _EVENTS
+                and not (self._queue and self._queue[0].offset < items[-1].end))
+        framed = bulk and self._blocks.run(self._buf, self._base, self._gap, items, self.events, out)
+        if bulk and self._quick is not None:
+            found = matches(items, self._quick[0])
+            if found is not None:
+                keys = list(map(FIRST, found))
+                if set(compress(map(_EVENT, items), keys)) <= {self._quick[1]}:
+                    self._runs(items, found, keys, framed, out)
+                    return
         for item in items:
             if type(item) is SseComment:  # the reset marker: a new attempt starts
                 if self.provider is not None and self._adapter is not None:
@@ -227,13 +246,49 @@ class Checker:
                 for h in held:
                     self._check(*h, out)
                 continue
-            self._check(index, item, gap, out, plain)
+            self._check(index, item, gap, out, framed)
 
-    def _check(self, index: int, event, gap: int, out: list[Finding], plain: bool = False) -> None:
+    def _runs(self, items: list, found: list, keys: list, framed: bool, out: list[Finding]) -> None:
+        """A batch of SSE events, each run of the dialect's common delta event (``keys``
+        not empty: its data matched ``QUICK``, with the groups ``found``) skipped when the
+        rules' ``quick`` says nothing would be said of it (its framing judged, if not yet),
+        every other event checked alone."""
+        adapter, rules, blocks = self._adapter, self._rules, self._blocks
+        i, n = 0, len(items)
+        while i < n:
+            try:
+                j = keys.index("", i)  # the next event of another kind
+            except ValueError:
+                j = n
+            if j > i:
+                if not adapter.terminal and rules.quick(adapter, found[i:j]):
+                    if framed:
+                        self.events += j - i
+                        self._gap = items[j - 1].end
+                    else:
+                        for item in items[i:j]:
+                            gap, self._gap = self._gap, item.end
+                            blocks.event(self._buf, self._base, gap, item, self.events, out)
+                            self.events += 1
+                else:
+                    self._alone(items[i:j], out, framed)
+            if j < n:
+                self._alone(items[j:j + 1], out, framed)
+            i = j + 1
+
+    def _alone(self, items: list, out: list[Finding], framed: bool) -> None:
+        """Events of a known dialect, each checked by itself."""
+        for item in items:
+            index = self.events
+            self.events += 1
+            gap, self._gap = self._gap, item.end
+            self._check(index, item, gap, out, framed)
+
+    def _check(self, index: int, event, gap: int, out: list[Finding], framed: bool = False) -> None:
         if self._queue:
             out += self._release(event.end, index)
         buf, base = self._buf, self._base
-        if plain:
+        if framed:
             pass
         elif self.framing == "sse":
             self._blocks.event(buf, base, gap, event, index, out)
@@ -322,6 +377,8 @@ class Checker:
         return done
 
 
+_EVENTS = {SseEvent}
+_EVENT = attrgetter("event")
 _new = tuple.__new__  # builds a Finding without the keyword-handling __new__
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import orjson
 
 from ..model import ToolCall
+from .quick import FIRST, SECOND, STRING
 from .rules import ERROR, WARNING, Finding, rule
 
 CHUNK_OBJECT = rule(
@@ -100,6 +101,14 @@ ERROR_SHAPE = rule(
 _CONTENT = ("content", "refusal", "reasoning_content", "reasoning", "tool_calls")
 
 
+#: a chunk of answer text as OpenAI sends it (see quick.py), its id and model captured
+#: (the fields no rule reads may be there or not)
+QUICK = (r'\{"id":(' + STRING + r'),"object":"chat\.completion\.chunk","created":(?:0|[1-9][0-9]{0,15}),'
+         r'"model":(' + STRING + r')(?:,"service_tier":(?:' + STRING + r'|null))?(?:,"system_fingerprint":(?:'
+         + STRING + r'|null))?,"choices":\[\{"index":0,"delta":\{"content":' + STRING + r'\},"logprobs":null,'
+         r'"finish_reason":null\}\](?:,"usage":null)?(?:,"obfuscation":' + STRING + r')?\}', "message")
+
+
 def _has_content(delta: dict) -> bool:
     for key in _CONTENT:
         value = delta.get(key)
@@ -151,6 +160,16 @@ class Rules:
 
     def close(self, index: int) -> list[Finding]:
         return []
+
+    def quick(self, adapter, found: list) -> bool:
+        """Whether ``feed`` would say nothing of a run of ``QUICK`` chunks (``found``: the
+        id and model of each, as JSON) and change nothing: the stream's id and the
+        model the adapter last named, choice 0 seen and not finished."""
+        if self._id is None or self._choices.get(0, 0) is not None:
+            return False
+        ids, models = set(map(FIRST, found)), set(map(SECOND, found))
+        return (all(orjson.loads(i) == self._id for i in ids)
+                and all(orjson.loads(m) == adapter._model for m in models))
 
     # -- internals ----------------------------------------------------------------------
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from urllib.parse import quote
 
+import orjson
+
 from .. import __version__
 from ..plural import count
 from .rules import RULES, Finding, Rule, Severity
@@ -24,6 +26,19 @@ def record(f: Finding, name: str) -> dict:
     return {"file": name, "line": f.line, "offset": f.offset, "event": f.event,
             "severity": f.severity.label, "rule": f.rule.id, "message": f.message,
             "breaks": list(f.rule.breaks)}
+
+
+_LABEL = {s: s.label for s in Severity}
+
+
+def json_lines(findings: list[Finding], name: str) -> bytes:
+    """Findings as ``--format json`` writes them: the ``record`` of each, one a line (its
+    fields read once each: a stream may give one finding an event)."""
+    dumps = orjson.dumps
+    return b"".join([dumps({"file": name, "line": line, "offset": offset, "event": event,
+                            "severity": _LABEL[rule.severity], "rule": rule.id, "message": message,
+                            "breaks": list(rule.breaks)}) + b"\n"
+                     for rule, offset, event, message, line in findings])
 
 
 def rule_record(r: Rule) -> dict:

@@ -43,7 +43,10 @@ class Rule(NamedTuple):
     truncation: bool = False
 
     def at(self, offset: int, event: int, message: str) -> Finding:
-        return Finding(self, offset, event, message)
+        return _new(Finding, (self, offset, event, message, 0))  # (a stream may give one an event)
+
+
+_new = tuple.__new__  # builds a Finding without the keyword handling of its constructor
 
 
 class Finding(NamedTuple):

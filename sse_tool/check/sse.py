@@ -17,7 +17,9 @@ may be half of a CRLF cut in two.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from functools import lru_cache
+from operator import attrgetter, sub
 
 from ..decode import BOM
 from ..sse import RESET_COMMENT
@@ -90,6 +92,10 @@ DATA_COMMENT = rule(
 )
 
 _LINE = re.compile(rb"([^\r\n]*)(\r\n|\r|\n)")
+#: a line (after its LF) that is neither blank nor a data or event line: the only lines
+#: of an event that the per-line rules may have something to say about
+_ODD_LINE = re.compile(rb"\n(?!data: |event: )([^\n]+)")
+_OFFSET, _END = attrgetter("offset"), attrgetter("end")
 _FIELDS = (b"data", b"event", b"id", b"retry")
 #: fetch --retry-partial's marker: sse-tool's own line, and what came before it in its
 #: block belongs to the attempt that was cut
@@ -285,6 +291,36 @@ class Blocks:
         for ev in events:
             if ev.end - ev.offset > _64K:
                 return False
+        return True
+
+    def run(self, buf: bytes, base: int, gap: int, events: list, first: int, out: list[Finding]) -> bool:
+        """Judge consecutive events at once (the first one's bytes starting at ``gap``, its
+        index ``first``), as ``event`` judges each, if every event is one blank line after
+        the last, all with LF line ends and shorter than 64 KiB; else judge nothing and
+        return False. Then the events' lines are all that is judged, and of those only the
+        lines that are not data or event lines can give a finding: a regex finds them
+        (none, if the counts of lines add up), each judged as ``event`` judges it."""
+        if not self._started:
+            return False  # the first event: a BOM, lines before it
+        if self.data_lines_only is not None:  # every line is judged: only the plainest runs
+            return self.plain_run(buf, base, gap, events)
+        g, end = gap - base, events[-1].end - base
+        if buf.find(b"\r", g, end) >= 0:
+            return False
+        n = len(events)
+        lengths = list(map(sub, map(_END, events), map(_OFFSET, events)))
+        # each gap holds at least the blank line that ended the event before: n bytes of
+        # gaps is one blank line each
+        if end - g - sum(lengths) != n or max(lengths) > _64K:
+            return False
+        lines = buf.count(b"\n", g, end) - n
+        if lines == buf.count(b"\ndata: ", g, end) + buf.count(b"\nevent: ", g, end):
+            return True
+        starts = list(map(_OFFSET, events))
+        for m in _ODD_LINE.finditer(buf, g, end - 1):
+            start = m.start(1)
+            index = first + bisect_right(starts, base + start) - 1
+            self._line((m.group(1), start, m.end(1) + 1), base, index, out)
         return True
 
     def tail(self, buf: bytes, base: int, gap: int, index: int, out: list[Finding]) -> None:

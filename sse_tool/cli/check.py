@@ -10,7 +10,9 @@ come, a table per input, one SARIF log at the end) and exits 10 when a finding r
 from __future__ import annotations
 
 import sys
+from collections import Counter
 from enum import Enum
+from operator import attrgetter
 from typing import List, Optional
 
 import orjson
@@ -59,6 +61,7 @@ Environment (see man sse-tool-check):
 """
 
 _MAGIC = b"sse-tool recording"
+_RULE_ID = attrgetter("rule.id")
 
 
 def check(
@@ -140,15 +143,15 @@ def _ignored(names: list[str], rules: dict) -> set[str]:
 def _check_one(name: str, chunks, report: "_Report", provider: str, source: str, limit: int,
                skipped: set[str], threshold: str | None) -> bool:
     """Check one input; True when a finding reaches the threshold."""
-    from ..check import Checker, Severity, check_recording
+    from ..check import RULES, Checker, Severity, check_recording
 
     level = Severity[threshold.upper()] if threshold else None
     failed = False
 
     def take(findings) -> None:
         nonlocal failed
-        kept = [f for f in findings if f.rule.id not in skipped]
-        if level is not None and any(f.severity >= level for f in kept):
+        kept = [f for f in findings if f.rule.id not in skipped] if skipped else findings
+        if level is not None and not failed and any(RULES[r].severity >= level for r in set(map(_RULE_ID, kept))):
             failed = True
         report.add(kept)
 
@@ -218,20 +221,33 @@ class _Report:
         self._tally = {}
 
     def add(self, findings: list) -> None:
-        shown = []
-        for f in findings:
-            self._tally[f.severity] = self._tally.get(f.severity, 0) + 1
-            n = self._seen[f.rule.id] = self._seen.get(f.rule.id, 0) + 1
-            if self.max_per_rule and n > self.max_per_rule:
-                self._left_out += 1
-            else:
-                shown.append(f)
+        if not findings:
+            return
+        from ..check import RULES, report
+
+        # counted per rule, not per finding: a stream may give one finding an event
+        counts = Counter(map(_RULE_ID, findings))
+        limit, seen, tally = self.max_per_rule, self._seen, self._tally
+        over = False
+        for rule_id, n in counts.items():
+            severity = RULES[rule_id].severity
+            tally[severity] = tally.get(severity, 0) + n
+            seen[rule_id] = seen.get(rule_id, 0) + n
+            over |= bool(limit) and seen[rule_id] > limit
+        shown = findings
+        if over:
+            shown = []
+            number = {rule_id: seen[rule_id] - n for rule_id, n in counts.items()}  # before these
+            for f in findings:
+                n = number[f.rule.id] = number[f.rule.id] + 1
+                if n > limit:
+                    self._left_out += 1
+                else:
+                    shown.append(f)
         if not shown:
             return
-        from ..check import report
-
         if self.fmt == "json":
-            self.out.send(b"".join(orjson.dumps(report.record(f, self._name)) + b"\n" for f in shown))
+            self.out.send(report.json_lines(shown, self._name))
         elif self.fmt == "github":
             self.out.send("".join(report.github(f, self._name) + "\n" for f in shown).encode())
         elif self.fmt == "sarif":
