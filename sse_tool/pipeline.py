@@ -21,6 +21,7 @@ normalized, so neither touches them.
 from __future__ import annotations
 
 from itertools import repeat
+from operator import attrgetter, is_
 
 import orjson
 from orjson import JSONDecodeError, loads
@@ -314,7 +315,26 @@ class RecordReader:
             if shape is not None:
                 ready = (frame_deltas if lines else quick_records)(items, *shape)
         think = self._think
-        for item, record in zip(items, ready) if ready is not None else zip(items, repeat(None)):
+        count, i = len(items), 0
+        # where the batch read no record, or (while <think> tags may open the answer) an
+        # answer's: each is handled alone, the records between added in one go (tested by
+        # identity: a record's == is Python code)
+        stops = _stops(ready, think is not None) if ready is not None else None
+        while i < count:
+            if ready is not None and quick is not None:
+                try:
+                    stop = stops.index(True, i)
+                except ValueError:
+                    stop = count
+                if stop > i:
+                    out += ready[i:stop]
+                    if at is not None:
+                        at += map(_END, items[i:stop])
+                    i = stop
+                    if i == count:
+                        break
+            item, record = items[i], ready[i] if ready is not None else None
+            i += 1
             event = data = None  # (a comment has neither; frame's record only once read)
             if record is None and type(item) is not SseComment:
                 if not lines:
@@ -329,6 +349,8 @@ class RecordReader:
                         records = self._after([record])
                         out += records
                         think = self._think
+                        if think is None and ready is not None:
+                            stops = _stops(ready, False)
                         if at is not None:
                             at += repeat(item.end, len(records))
                     else:
@@ -347,6 +369,8 @@ class RecordReader:
                 # (which the normalizer hands out alone) starts a new attempt.
                 if self._think is not None or type(records[0]) is Reset:
                     records = self._after(records)
+                    if (think is None) != (self._think is None) and ready is not None:
+                        stops = _stops(ready, self._think is not None)
                     think = self._think
                 out += self._track(records)
                 if at is not None:
@@ -354,7 +378,7 @@ class RecordReader:
             if self.fast:
                 quick = normalizer.fast_path()
                 if ready is not None and normalizer.fast_lines() != shape:
-                    ready[:] = repeat(None, len(ready))  # (in place: the loop reads on in it)
+                    ready = None  # the rest of the batch read item by item
 
     def _after(self, records: list[Record]) -> list[Record]:
         """The adapter's records with ``<think>`` blocks split out of the answer (once the
@@ -412,6 +436,15 @@ _BRACES = ("{", b"{")
 _CHANNELS = {channel.value: channel for channel in Channel}
 _NOT_PLAIN = (None, None)  # (event, data) of a line that is not a plain event record
 _new = tuple.__new__  # builds a Delta without the keyword handling of its constructor
+_END = attrgetter("end")  # where an event ends in the input
+
+
+def _stops(ready: list, answers: bool) -> list[bool]:
+    """For each record a batch read (None where it read none), whether the item must be
+    read alone: where there is none, and with ``answers`` where it is an answer's."""
+    if answers:
+        return [record is None or record[0] is _ANSWER for record in ready]
+    return list(map(is_, ready, repeat(None)))
 
 
 def quick_record(quick, event: str, data: str | bytes) -> Record | None:
