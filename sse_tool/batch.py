@@ -95,20 +95,21 @@ def frame_deltas(items: list, pattern: bytes, channels: dict, refused: frozenset
 
     The data is a JSON string there, so its quotes are escaped, and the text's literal
     with them: the regex is ``pattern`` so escaped (``_in_record``), and the literals it
-    captures are read twice, once out of the record's string, once as the literals they
-    then are. The event's name is only checked to be a plain string, not one of
-    ``refused``.
+    captures are unescaped once with two replaces, then read as the literals they then
+    are. The event's name is only checked to be a plain string, not one of ``refused``.
     """
     if not _lines_of(items):
         return None
     found = _found(b"\n".join(map(_DATA, items)), len(items), _lines_regex(_in_record(pattern, refused), others=True))
     if found is None:
         return None
+    # A literal _ESCAPED_STRING matched holds no escape of the record's string but \\ and
+    # \" (each quote ends a \", each other run of backslashes is of whole pairs), so two
+    # replaces take it out of that string: the literal as the provider sent it, then read
+    # as _texts reads the raw ones (one loads, not one for the record's string and another)
+    joined = b"[" + b",".join([lit or rb'\"\"' for lit in map(_LITERAL, found)]) + b"]"
     try:
-        # as _texts does, then the literals so read as texts; with a \n in each joint (no
-        # string runs over one) as many strings as lines is one for each
-        literals = loads(b'["' + b'"\n,"'.join([lit or rb'\"\"' for lit in map(_LITERAL, found)]) + b'"]')
-        texts = loads("[" + "\n,".join(literals) + "]") if len(literals) == len(found) else None
+        texts = loads(joined.replace(b'\\"', b'"').replace(b"\\\\", b"\\"))
     except JSONDecodeError:
         return None
     return _deltas(found, texts, channels)

@@ -263,14 +263,29 @@ def test_odd_event_names_before_a_delta_read_the_same_in_batches(event):
     assert_batches_read_the_same(ANTHROPIC_HEAD, [DELTA, odd, DELTA], ANTHROPIC_TAIL, 0)
 
 
-@pytest.mark.parametrize("text", ['a"b', "\\", "é\u2028", "\n", "\\u0041", "😀", '\\"'])
+def delta_items(texts: list[str]) -> list:
+    """frame's records of Anthropic's delta event for ``texts``, as the framer's items."""
+    return [type("Item", (), {"data": line({"event": "content_block_delta", "data": anthropic_delta(text)})})()
+            for text in texts]
+
+
+@pytest.mark.parametrize("text", ['a"b', "\\", "é\u2028", "\n", "\\u0041", "😀", '\\"', '\\\\"', '"\\',
+                                  '\\\\', '""', "\t\x01", "\\n"])
 def test_a_text_escaped_twice_is_read_back_once(text):
-    data = anthropic_delta(text)
-    items = [type("Item", (), {"data": line({"event": "content_block_delta", "data": data})})()] * 2
     from sse_tool.providers.anthropic import Anthropic
 
-    ready = batch.frame_deltas(items, *Anthropic.quick_lines)
+    ready = batch.frame_deltas(delta_items([text, text]), *Anthropic.quick_lines)
     assert ready is not None and [d.text for d in ready] == [text, text]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(alphabet=st.sampled_from('\\"n/ua0\n\té\u2028\U0001f600\x7f'), max_size=8)
+                | st.text(), min_size=2, max_size=6))
+def test_any_texts_escaped_twice_are_read_back_once(texts):
+    from sse_tool.providers.anthropic import Anthropic
+
+    ready = batch.frame_deltas(delta_items(texts), *Anthropic.quick_lines)
+    assert ready is not None and [d and d.text for d in ready] == [text or None for text in texts]
 
 
 # -- OpenAI's lines, whose batch path follows the model named before ----------------------
