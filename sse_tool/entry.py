@@ -11,6 +11,7 @@ small ``__init__`` come first.
 
 from __future__ import annotations
 
+import gc
 import os
 
 # _signal, not signal: the C module is loaded already, while importing signal builds its
@@ -29,4 +30,11 @@ def main() -> None:
         signal.signal(signal.SIGINT, _interrupted)
     from .cli import main as run
 
+    # A stage makes a few tuples per event, which die young. The cyclic collector would
+    # walk the objects of start-up (modules, the CLI) again at each full collection, and
+    # run a young collection every 700 allocations: frozen, and every 5,000, a stage's CPU
+    # on 20 MB falls by 3% (frame) to 15% (render). Only the command does this: a library
+    # user's process keeps its own settings.
+    gc.freeze()
+    gc.set_threshold(5000)
     run()
