@@ -90,8 +90,8 @@ _SIMPLE = {"\\": b"\\", "n": b"\n", "r": b"\r", "t": b"\t"}
 # is left once they are removed holds another escape, and takes the slow path (which
 # rejects it); the rest is read by Python's own decoder (see _escape_decode).
 _OURS = re.compile(r"\\(?:[\\nrt]|x[0-9a-fA-F]{2})")
-_HEX_ESCAPE = re.compile(rb"\\x[0-9a-fA-F]{2}")
-_NOT_SIMPLE = re.compile(rb"\\[^nrtx]")
+#: a backslash that starts none of our escapes, once escaped backslashes are taken out
+_NOT_OURS = re.compile(rb"\\(?![nrt]|x[0-9a-fA-F]{2})")
 # For _parse_bytes: after the first line, each line starting with a digit, as (the time
 # up to the first space, then '"' and the bytes between the quotes that open and end the
 # rest when it is a chunk line as _parse_line reads one, else two empty strings); and
@@ -436,20 +436,11 @@ def _by_lines(rec: Recording, lines: Iterable[bytes | str], number: int) -> None
 
 def _only_our_escapes(data: bytes) -> bool:
     """Whether every backslash in ``data`` is part of one of our escapes as ``_OURS``
-    reads them, counted in C. Escaped backslashes go first (``replace`` pairs them from
+    reads them, in two C calls. Escaped backslashes go first (``replace`` pairs them from
     the left, as a reader does), each for a NUL, which no escape takes for its letter or
-    digits; every backslash left starts an escape, which must go on with ``n``, ``r``,
-    ``t``, or ``x`` and two hex digits. Nearly always each backslash opens a ``\\n``, and
-    two counts tell, before any copy."""
-    if data.count(b"\\") == data.count(b"\\n"):
-        return True
-    rest = data.replace(b"\\\\", b"\0")
-    backslashes = rest.count(b"\\")
-    if backslashes == rest.count(b"\\n"):
-        return True
-    if _NOT_SIMPLE.search(rest) or rest.endswith(b"\\"):
-        return False
-    return rest.count(b"\\x") == len(_HEX_ESCAPE.findall(rest))
+    digits; then no backslash may be left that does not start ``\\n``, ``\\r``, ``\\t``
+    or ``\\x`` and two hex digits."""
+    return _NOT_OURS.search(data.replace(b"\\\\", b"\0")) is None
 
 
 def _escape_decode(data: bytes) -> bytes:

@@ -1,11 +1,12 @@
 import io
+import re
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given, settings, strategies as st
 
 from sse_tool.errors import BadInput
-from sse_tool.recording import (Chunk, RecordingWriter, escape, load_recording, parse_recording,
-                                unescape)
+from sse_tool.recording import (Chunk, RecordingWriter, _only_our_escapes, escape, load_recording,
+                                parse_recording, unescape)
 from sse_tool.redact import Redactor
 
 
@@ -131,3 +132,13 @@ def test_a_damaged_recording_is_read_at_once_as_line_by_line_or_rejected_alike(d
         data[at:at + 1] = draw.draw(st.sampled_from([b"\\", b'"', b"\n", b" ", b"x", b"9", b"\xff", b"q", b""]))
     whole, by_lines = _read_both(bytes(data))
     assert whole == by_lines
+
+
+@settings(max_examples=500)
+@given(st.lists(st.sampled_from([b"\\", b"\\\\", b"\\x", b"\\x4", b"\\n", b"n", b"r", b"t", b"x", b"0", b"a",
+                                 b"F", b"g", b'"', b" "]), max_size=16).map(b"".join))
+def test_the_bulk_check_of_escapes_agrees_with_reading_them_left_to_right(data):
+    # the reference: our escapes taken from the left, as a reader takes them; any
+    # backslash left over starts an escape that is not ours
+    ours = re.sub(rb"\\(?:[\\nrt]|x[0-9a-fA-F]{2})", b"", data)
+    assert _only_our_escapes(data) == (b"\\" not in ours)
