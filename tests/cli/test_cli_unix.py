@@ -9,6 +9,7 @@ whatever the locale; an internal error is one line, with the traceback only unde
 
 from __future__ import annotations
 
+import fcntl
 import functools
 import os
 import re
@@ -354,3 +355,20 @@ def test_a_bug_in_a_real_process_is_one_line_unless_debugging_is_asked(how):
         assert err.count("\n") == 1
     else:
         assert err.startswith("Traceback (most recent call last)") and 'in feed' in err
+
+
+@pytest.mark.skipif(not hasattr(fcntl, "F_SETPIPE_SZ"), reason="pipe sizes are set on Linux only")
+@pytest.mark.parametrize("stage", [["frame"], ["normalize"], ["replay", "--speed", "0"]], ids=" ".join)
+def test_a_stage_widens_the_pipe_it_writes_into_and_writes_the_same_through_it(stage):
+    read_end, write_end = os.pipe()
+    try:
+        before = fcntl.fcntl(read_end, fcntl.F_GETPIPE_SZ)
+        process = subprocess.Popen([*SSE_TOOL, *stage, str(SAMPLE)], stdout=write_end,
+                                   stderr=subprocess.DEVNULL, env=clean_env())
+        os.close(write_end)
+        out = b"".join(iter(lambda: os.read(read_end, 65536), b""))
+        assert process.wait(20) == 0
+        assert fcntl.fcntl(read_end, fcntl.F_GETPIPE_SZ) == max(before, _edge.PIPE_SIZE) > 65536
+    finally:
+        os.close(read_end)
+    assert out == in_utf8(tuple(stage))
