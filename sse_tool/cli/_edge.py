@@ -288,8 +288,10 @@ def run_stage(stage: str, body: Callable[[], int], mark: Mark | None = None) -> 
                 warn(stage, reason)
             if mark is not None:
                 mark(code, reason, error)
-        except BrokenPipeError:
-            pass  # the failure is said; the reader is gone
+        except BrokenPipeError:  # the failure is said; the reader is gone (an interrupted
+            # stage whose reader ended first): what stays in stdout's buffer must not fail
+            # the interpreter's last flush, which would make the exit code 120
+            _silence_outputs(stderr=False)
         except (OutputFailed, OSError):
             code = ExitCode.OUTPUT  # stderr itself cannot be written
     if code in (ExitCode.BROKEN_PIPE, ExitCode.OUTPUT):

@@ -381,6 +381,36 @@ def test_ctrl_c_to_the_process_group_while_streaming_exits_130_quietly(server, s
     assert texts == [""] * stages
 
 
+#: what makes each stage write at once: an event; for normalize and render an answer's delta
+FIRST_OUTPUT = {
+    "frame": b"data: x\n\n",
+    "normalize": b'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,'
+                 b'"delta":{"type":"text_delta","text":"Hi"}}\n\n',
+    "render": b'{"type":"delta","channel":"answer","text":"Hi. "}\n',
+}
+
+
+@pytest.mark.parametrize("stage", sorted(FIRST_OUTPUT))
+def test_ctrl_c_after_the_reader_has_gone_exits_130_quietly(stage):
+    # The stage is interrupted in its read loop; its failure marker then meets a closed
+    # pipe, and what stays in stdout's buffer must not fail the interpreter's last flush
+    # (Python then exits 120).
+    proc = subprocess.Popen([*SSE_TOOL, stage], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=clean_env())
+    try:
+        proc.stdin.write(FIRST_OUTPUT[stage])
+        proc.stdin.flush()
+        assert wait_for_output(proc.stdout)  # past start-up, back in its read loop
+        proc.stdout.close()
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(WAIT) == 130
+        assert proc.stderr.read() == b""
+    finally:
+        _kill([proc])
+        proc.stdin.close()
+        proc.stderr.close()
+
+
 @pytest.mark.parametrize("stage", range(4), ids=STAGES)
 def test_ctrl_c_to_one_stage_of_the_four_ends_it_130_and_the_others_follow(server, stage):
     procs, errs = chain(f"{server}/drip", 4)
