@@ -36,6 +36,7 @@ the rest of the batch is read item by item (``pipeline.RecordReader._convert``).
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from itertools import repeat
 from operator import attrgetter, itemgetter
 
@@ -129,6 +130,7 @@ def _deltas(found: list, texts: list | None, channels: dict) -> list | None:
 _ESCAPED_STRING = rb'\\"[^"\\\n]*(?:\\\\(?:\\["\\]|[^"\\\n])[^"\\\n]*)*\\"'
 
 
+@lru_cache(maxsize=_MAX_COMPILED)  # asked for each batch
 def _in_record(pattern: bytes, refused: frozenset = frozenset()) -> bytes:
     """A frame record ``{"event":"...","data":"..."}`` whose event is not one of
     ``refused`` and whose data is a line ``pattern`` matches, as a regex with the same

@@ -21,8 +21,9 @@ out without looking at each one.
 
 from __future__ import annotations
 
+import re
 from itertools import accumulate, islice, repeat
-from operator import add, methodcaller, sub
+from operator import add, sub
 
 import orjson
 
@@ -34,7 +35,9 @@ from .sse import DEFAULT_MAX_EVENT_SIZE, FrameEnd, SseComment, SseEvent
 
 
 _new = tuple.__new__  # builds an SseEvent without the keyword handling of its constructor
-_STARTS_WITH_BRACE = methodcaller("startswith", b"{")
+# a line that does not start with "{": one regex search over a chunk, twice as fast as
+# asking each line
+_LF_NOT_BRACE = re.compile(rb"\n(?!\{)")
 
 
 class NdjsonParser:
@@ -117,8 +120,9 @@ class NdjsonParser:
         """Whether every line of ``lines`` (the complete lines up to the chunk's last LF)
         starts with ``{`` and none holds a CR or is over the size limit: then each is a
         line as the loop below would read it (not blank, not a marker, nothing to strip)."""
-        return (not self._first and 13 not in chunk and 13 not in lines[0]
-                and all(map(_STARTS_WITH_BRACE, lines))  # (a line at a time: faster than counting "\n{")
+        return (not self._first and 13 not in chunk and 13 not in lines[0] and lines[0][:1] == b"{"
+                # every LF of the chunk but the last opens a line: followed by "{"
+                and _LF_NOT_BRACE.search(chunk, chunk.find(b"\n"), chunk.rfind(b"\n")) is None
                 and (len(chunk) + len(lines[0]) <= self.max_event_size
                      or max(map(len, lines)) <= self.max_event_size))
 

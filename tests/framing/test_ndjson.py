@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, strategies as st
 
 from sse_tool.errors import EventTooLarge
 from sse_tool.ndjson import NdjsonParser
@@ -67,3 +68,21 @@ def test_the_limit_trips_at_the_same_line_whatever_the_chunking(limit):
     whole = outcome(stream)
     for i in range(len(stream) + 1):
         assert outcome(stream[:i], stream[i:]) == whole, f"cut at {i}"
+
+
+LINES = [b'{"a": 1}', b'{"b": "\xc3\xb1"}', b"", b"  ", b": sse-tool reset", b'["x"]', b" {}", b'"s"', b"{}\r"]
+
+
+@given(st.lists(st.sampled_from(LINES), min_size=1, max_size=12), st.integers(0, 3))
+def test_raw_lines_read_a_chunk_at_once_as_decoded_lines_read_one_at_a_time(lines, first):
+    # raw=True checks a whole chunk of lines at once (all starting with "{"?) to skip the
+    # loop over them; raw=False reads each line alone: the same events, the data aside
+    stream = b"".join(line + b"\n" for line in [*LINES[first:first + 1], *lines])
+    raw, raw_end = parse(stream[:9], stream[9:], raw=True)
+    each, each_end = parse(*(bytes([b]) for b in stream))
+    assert [decoded(item) for item in raw] == each and raw_end == each_end
+
+
+def decoded(item):
+    """An event of a raw parser as the parser that decodes would make it."""
+    return item._replace(data=item.data.decode()) if isinstance(getattr(item, "data", None), bytes) else item
