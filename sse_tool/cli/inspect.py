@@ -163,7 +163,8 @@ class _Run:
             warn("inspect", f"{name}: {exc}")
             self.unreadable += 1
             self.codes.append(ExitCode.BAD_INPUT)
-            if self.tee:  # the bytes still go on, unchanged
+            if self.tee and not self.interrupted:  # the bytes still go on, unchanged (a
+                # stream found bad as Ctrl-C closed it is not read to its end)
                 for chunk in read_fd(fd):
                     self.tee.send(chunk)
             return

@@ -304,6 +304,29 @@ def test_ctrl_c_on_a_live_stream_still_writes_the_report_and_exits_130():
     assert (stream["verdict"], stream["cause"]) == ("truncated", "interrupted")
 
 
+
+def test_ctrl_c_with_tee_ends_inspect_even_when_the_stream_turns_out_bad():
+    # The bad event is found as Ctrl-C closes the stream; --tee then must not go on
+    # copying stdin to its end (which only a second Ctrl-C would have stopped).
+    proc = subprocess.Popen([*SSE_TOOL, "inspect", "--tee"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=clean_env())
+    try:
+        bad = b"data: not json\n\n"
+        proc.stdin.write(bad)
+        proc.stdin.flush()
+        assert proc.stdout.read(len(bad)) == bad  # started, copying, reading on
+        proc.send_signal(2)
+        assert proc.wait(30) == 130
+        assert "data is not JSON" in proc.stderr.read().decode()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        proc.stdin.close()
+        proc.stdout.close()
+        proc.stderr.close()
+
+
 # -- on a terminal ---------------------------------------------------------------------------
 
 
