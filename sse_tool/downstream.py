@@ -17,6 +17,7 @@ first notice of a request, so the reader is there to be found.
 from __future__ import annotations
 
 import os
+import time
 
 #: the stages that pass a note on, or show it
 CARRIERS = frozenset({"frame", "normalize", "render"})
@@ -24,9 +25,11 @@ CARRIERS = frozenset({"frame", "normalize", "render"})
 _PROGRAM = (b"sse-tool", b"sse_tool")
 
 
-def read_by_a_stage(fd: int = 1) -> bool:
+def read_by_a_stage(fd: int = 1, wait: float = 0.5) -> bool:
     """True if ``fd`` is a pipe whose reader is a running ``frame``, ``normalize`` or
-    ``render`` of sse-tool."""
+    ``render`` of sse-tool. A reader that is still the shell starting it (forked, its
+    program not yet run: its command line is our parent's) is asked again for up to
+    ``wait`` seconds: on a loaded machine a stage may fail before the next one has begun."""
     try:
         link = os.readlink(f"/proc/self/fd/{fd}")
         pids = os.listdir("/proc")
@@ -35,19 +38,39 @@ def read_by_a_stage(fd: int = 1) -> bool:
     if not link.startswith("pipe:"):
         return False
     me = str(os.getpid())
+    deadline = time.monotonic() + wait
     for pid in pids:
         if not pid.isdigit() or pid == me:
             continue
-        try:
-            if os.readlink(f"/proc/{pid}/fd/0") != link:
-                continue
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                argv = f.read().split(b"\0")
-        except OSError:  # gone, or another user's
-            continue
-        if stage_of(argv) in CARRIERS:
-            return True
+        while True:
+            argv = _reader_argv(pid, link)
+            if argv is None:
+                break
+            if stage_of(argv) in CARRIERS:
+                return True
+            if argv != _parent_argv() or time.monotonic() > deadline:
+                break
+            time.sleep(0.005)
     return False
+
+
+def _reader_argv(pid: str, link: str) -> list[bytes] | None:
+    """The command line of process ``pid`` if its standard input is ``link``, else None."""
+    try:
+        if os.readlink(f"/proc/{pid}/fd/0") != link:
+            return None
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().split(b"\0")
+    except OSError:  # gone, or another user's
+        return None
+
+
+def _parent_argv() -> list[bytes] | None:
+    try:
+        with open(f"/proc/{os.getppid()}/cmdline", "rb") as f:
+            return f.read().split(b"\0")
+    except OSError:
+        return None
 
 
 def stage_of(argv: list[bytes]) -> str | None:
