@@ -25,7 +25,7 @@ CARRIERS = frozenset({"frame", "normalize", "render"})
 _PROGRAM = (b"sse-tool", b"sse_tool")
 
 
-def read_by_a_stage(fd: int = 1, wait: float = 0.5) -> bool:
+def read_by_a_stage(fd: int = 1, wait: float = 0.5, clock=time.monotonic, sleep=time.sleep) -> bool:
     """True if ``fd`` is a pipe whose reader is a running ``frame``, ``normalize`` or
     ``render`` of sse-tool. A reader that is still the shell starting it (forked, its
     program not yet run: its command line is our parent's) is asked again for up to
@@ -38,7 +38,8 @@ def read_by_a_stage(fd: int = 1, wait: float = 0.5) -> bool:
     if not link.startswith("pipe:"):
         return False
     me = str(os.getpid())
-    deadline = time.monotonic() + wait
+    deadline = clock() + wait
+    parent = _parent_argv()
     for pid in pids:
         if not pid.isdigit() or pid == me:
             continue
@@ -48,9 +49,9 @@ def read_by_a_stage(fd: int = 1, wait: float = 0.5) -> bool:
                 break
             if stage_of(argv) in CARRIERS:
                 return True
-            if argv != _parent_argv() or time.monotonic() > deadline:
+            if argv != parent or clock() > deadline:
                 break
-            time.sleep(0.005)
+            sleep(0.005)
     return False
 
 
