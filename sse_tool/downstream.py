@@ -10,8 +10,8 @@ counts (``frame``, ``normalize``, ``render``).
 The reader of a pipe is found in ``/proc`` (Linux): the process whose standard input is
 the other end of our stdout, and its command line. Elsewhere, or when ``/proc`` cannot
 tell, the answer is False: notices are printed, as every stage did before. The shell
-starts both ends of a pipe at once and each runs its program at once, long before the
-first notice of a request, so the reader is there to be found.
+starts both ends of a pipe at once, so the reader is nearly always there to be found; a
+short wait covers the one that is still being started.
 """
 
 from __future__ import annotations
@@ -27,32 +27,37 @@ _PROGRAM = (b"sse-tool", b"sse_tool")
 
 def read_by_a_stage(fd: int = 1, wait: float = 0.5, clock=time.monotonic, sleep=time.sleep) -> bool:
     """True if ``fd`` is a pipe whose reader is a running ``frame``, ``normalize`` or
-    ``render`` of sse-tool. A reader that is still the shell starting it (forked, its
-    program not yet run: its command line is our parent's) is asked again for up to
-    ``wait`` seconds: on a loaded machine a stage may fail before the next one has begun."""
+    ``render`` of sse-tool. On a loaded machine a stage may fail before the shell has
+    started the next one, so while no reader is found, or the one found is still the
+    shell (forked, its program not yet run: its command line is our parent's), ``/proc``
+    is asked again for up to ``wait`` seconds."""
     try:
         link = os.readlink(f"/proc/self/fd/{fd}")
-        pids = os.listdir("/proc")
     except OSError:
         return False
     if not link.startswith("pipe:"):
         return False
     me = str(os.getpid())
-    deadline = clock() + wait
     parent = _parent_argv()
-    for pid in pids:
-        if not pid.isdigit() or pid == me:
-            continue
-        while True:
+    deadline = clock() + wait
+    while True:
+        settled = False  # a reader running a program of its own was found
+        try:
+            pids = os.listdir("/proc")
+        except OSError:
+            return False
+        for pid in pids:
+            if not pid.isdigit() or pid == me:
+                continue
             argv = _reader_argv(pid, link)
             if argv is None:
-                break
+                continue
             if stage_of(argv) in CARRIERS:
                 return True
-            if argv != parent or clock() > deadline:
-                break
-            sleep(0.005)
-    return False
+            settled = settled or argv != parent
+        if settled or clock() > deadline:
+            return False
+        sleep(0.01)
 
 
 def _reader_argv(pid: str, link: str) -> list[bytes] | None:
