@@ -109,6 +109,8 @@ def _comments(ins) -> tuple[int, list[float | None]]:
 
 
 def _line_style(ins) -> str | None:
+    if ins.reader.source == "aws-eventstream":  # binary frames: a CR or LF byte is no line end
+        return None
     kinds = [name for name, seen in (("crlf", ins.crlf), ("cr", ins.cr - ins.crlf), ("lf", ins.lone_lf))
              if seen]
     if not kinds:

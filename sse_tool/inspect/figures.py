@@ -168,7 +168,7 @@ def read_tokens(usage: dict | None) -> Tokens:
     if not usage:
         return Tokens()
     output = _first(usage, "completion_tokens", "output_tokens", "tokens.output_tokens", "eval_count",
-                    "billed_units.output_tokens")
+                    "billed_units.output_tokens", "outputTokens")
     reasoning = _first(usage, "completion_tokens_details.reasoning_tokens",
                        "output_tokens_details.reasoning_tokens", "thoughtsTokenCount")
     if output is None and _first(usage, "candidatesTokenCount") is not None:
@@ -180,12 +180,12 @@ def read_tokens(usage: dict | None) -> Tokens:
                if "credit" in k.lower() and isinstance(v, (int, float)) and not isinstance(v, bool)}
     return Tokens(
         input=_first(usage, "prompt_tokens", "input_tokens", "promptTokenCount", "tokens.input_tokens",
-                     "prompt_eval_count", "billed_units.input_tokens"),
+                     "prompt_eval_count", "billed_units.input_tokens", "inputTokens"),
         output=output,
         reasoning=reasoning,
         cached=_first(usage, "prompt_tokens_details.cached_tokens", "input_tokens_details.cached_tokens",
                       "cache_read_input_tokens", "cachedContentTokenCount", "cached_tokens",
-                      "prompt_cache_hit_tokens"),
+                      "prompt_cache_hit_tokens", "cacheReadInputTokens"),
         credits=credits or None,
     )
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from ..plural import count
 from .many import Summary, burst_share, stall_seconds, tokens_per_second
 from .picture import Line, picture
 from .report import Rate, StreamReport
@@ -90,7 +91,8 @@ def report_lines(report: StreamReport, met: list | None = None) -> list[Line]:
 
 def _input_words(report: StreamReport) -> str:
     kind = {"sse": "SSE", "json-array": "JSON array", "ndjson": "NDJSON", "events": "frame records",
-            "records": "channel records"}.get(report.source or "", "no stream")
+            "records": "channel records", "aws-eventstream": "Bedrock eventstream",
+            }.get(report.source or "", "no stream")
     if report.cause == "http_error":
         kind = "an error body"
     if report.origin == "recording":
@@ -142,7 +144,7 @@ def _timing(report: StreamReport) -> list[Line]:
     lines += [[], _heading("Gaps")]
     if gaps.count:
         lines.append(_field("between events", f"p50 {seconds(gaps.p50)} · p95 {seconds(gaps.p95)} · "
-                                               f"max {seconds(gaps.max)} ({gaps.count:,} gaps)"))
+                                               f"max {seconds(gaps.max)} ({count(gaps.count, 'gap', grouped=True)})"))
     stall = gaps.stall
     if stall is not None:
         where = {"between": "between two tokens", "after": "after the last token",
@@ -156,17 +158,17 @@ def _timing(report: StreamReport) -> list[Line]:
             if stall.context:
                 lines.append(_field("", "…" + _one_line(stall.context)[-54:], "dim"))
         if stall.keepalives:
-            lines.append(_field("", f"kept alive by {stall.keepalives:,} comment(s), no content"))
+            lines.append(_field("", f"kept alive by {count(stall.keepalives, 'comment', grouped=True)}, no content"))
     sz = report.sizes
-    lines.append(_field("keep-alives", f"{sz.keepalives:,} comment(s), counted apart from events"))
+    lines.append(_field("keep-alives", f"{count(sz.keepalives, 'comment', grouped=True)}, counted apart from events"))
 
     dl = report.delivery
     lines += [[], _heading("Delivery")]
-    shape = f"{dl.events:,} events in {dl.chunks:,} chunks"
+    shape = f"{count(dl.events, 'event', grouped=True)} in {count(dl.chunks, 'chunk', grouped=True)}"
     if dl.multi_event_chunks:
-        shape += f"; {dl.multi_event_chunks:,} chunks held several (up to {dl.events_per_chunk_max})"
+        shape += f"; {count(dl.multi_event_chunks, 'chunk', grouped=True)} held several (up to {dl.events_per_chunk_max})"
     if dl.split_events:
-        shape += f"; {dl.split_events:,} events split over several chunks (up to {dl.chunks_per_event_max})"
+        shape += f"; {count(dl.split_events, 'event', grouped=True)} split over several chunks (up to {dl.chunks_per_event_max})"
     lines += _wrapped(_field("chunks", shape))
     burst = dl.burst
     if burst is not None and not burst.window:
@@ -187,17 +189,19 @@ def _timing(report: StreamReport) -> list[Line]:
 def _sizes(report: StreamReport) -> list[Line]:
     sz, tk = report.sizes, report.tokens
     lines = [[], _heading("Sizes")]
-    ends = {"lf": "LF", "crlf": "CRLF", "cr": "CR", "mixed": "mixed"}.get(sz.line_ends or "", "no")
+    ends = None if report.source == "aws-eventstream" else \
+        {"lf": "LF", "crlf": "CRLF", "cr": "CR", "mixed": "mixed"}.get(sz.line_ends or "", "no")
     if not sz.events:
-        lines.append(_field("bytes", f"{sz.bytes:,} in {sz.chunks:,} chunk(s), no event"))
+        lines.append(_field("bytes", f"{sz.bytes:,} in {count(sz.chunks, 'chunk', grouped=True)}, no event"))
         return lines
-    lines.append(_field("bytes", f"{sz.bytes:,} in {sz.events:,} events and {sz.chunks:,} chunks; "
+    lines.append(_field("bytes", f"{sz.bytes:,} in {count(sz.events, 'event', grouped=True)} and {count(sz.chunks, 'chunk', grouped=True)}; "
                                  f"largest event {sz.largest_event:,} B"))
-    lines.append(_field("shape", f"{ends} line ends · {sz.comments:,} comment(s)"
-                        + (f" · {report.resets} reset(s)" if report.resets else "")))
+    shape = [f"{ends} line ends" if ends else "binary frames",
+             count(sz.comments, "comment", grouped=True)] + ([count(report.resets, "reset")] if report.resets else [])
+    lines.append(_field("shape", " · ".join(shape)))
     text = f"answer {sz.answer_chars:,} · reasoning {sz.reasoning_chars:,} characters"
     if sz.tool_calls:
-        text += f" · {sz.tool_calls} tool call(s), {sz.tool_call_chars:,} characters of arguments"
+        text += f" · {count(sz.tool_calls, 'tool call')}, {sz.tool_call_chars:,} characters of arguments"
     lines.append(_field("text", text))
     if report.usage_reported:
         parts = [f"{name} {value:,}" for name, value in (("input", tk.input), ("output", tk.output),
@@ -276,7 +280,7 @@ def table_lines(results: list, summary: Summary) -> list[Line]:
         lines.append(row)
     lines.append([])
     counts = [f"{n} {v}" for v, n in summary.verdicts.items() if n]
-    lines.append([(f"  {summary.streams} stream(s): " + ", ".join(counts), "title")])
+    lines.append([(f"  {count(summary.streams, 'stream', grouped=True)}: " + ", ".join(counts), "title")])
     for verdict, causes in summary.causes.items():
         text = ", ".join(f"{cause.replace('_', ' ')} {n}" for cause, n in causes.items())
         lines += _wrapped([(f"    {verdict}: ", "label"), (text, _VERDICT_STYLE[verdict])])

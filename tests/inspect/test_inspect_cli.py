@@ -73,7 +73,7 @@ def test_one_recording_gets_a_full_plain_report_of_at_most_80_columns(recs):
     assert max(map(len, text.splitlines())) <= 80
     for words in ("✔ complete: end_turn", "Timeline", "time to first token 0.650 s", "Rates",
                   "(usage, split by text)", "Gaps", "longest stall     30.00 s between two tokens",
-                  "kept alive by 6 comment(s)", "Delivery", "Sizes", "usage             input 12 · output 80",
+                  "kept alive by 6 comments", "Delivery", "Sizes", "usage             input 12 · output 80",
                   "Picture", "━"):
         assert words in text, words
 
@@ -108,8 +108,8 @@ def test_many_recordings_get_a_row_each_and_aggregates(recs):
     assert set(rows) == set(recs)
     assert "truncated timeout" in rows["cut.rec"] and "error provider error" in rows["failed.rec"]
     assert "0%!" in rows["buffered.rec"]
-    assert "6 stream(s): 3 complete, 2 truncated, 1 error" not in done.text  # (early is complete)
-    assert "6 stream(s): 4 complete, 1 truncated, 1 error" in done.text
+    assert "6 streams: 3 complete, 2 truncated, 1 error" not in done.text  # (early is complete)
+    assert "6 streams: 4 complete, 1 truncated, 1 error" in done.text
     assert re.search(r"ttft \(s\)\s+\S+\s+\S+\s+9\.000\s+6", done.text)
 
 
@@ -373,3 +373,22 @@ def test_shell_completion_knows_the_command_its_options_and_the_fail_on_conditio
     assert words("sse-tool inspect --sort d") == ["duration"]
     assert words("sse-tool inspect --fail-on trunc") == ["truncated"]
     assert words("sse-tool inspect --fail-on truncated,st") == ["truncated,stall="]
+
+
+def test_a_bedrock_eventstream_file_is_named_so_and_has_no_line_ends():
+    from ..support import FIXTURES
+
+    done = run(str(FIXTURES / "bedrock" / "converse-stream-text.eventstream"))
+    assert done.returncode == 0, done.err
+    assert "Bedrock eventstream · file" in done.text and "no stream" not in done.text
+    assert "binary frames · 0 comments" in done.text and "line ends" not in done.text
+    assert "and 1 chunk;" in done.text and "usage             input 13 · output 82" in done.text
+    assert json.loads(run("--json", str(FIXTURES / "bedrock" / "converse-stream-text.eventstream")
+                          ).text.splitlines()[0])["sizes"]["line_ends"] is None
+
+
+def test_counts_in_reports_are_in_grammar():
+    from ..support import stream_files
+
+    done = run(*map(str, stream_files()))
+    assert not re.search(r"\d [a-z -]+\(s\)|\b1 [a-z]+s\b", done.text), done.text

@@ -13,7 +13,7 @@ from sse_tool.inspect import Inspector, core
 from sse_tool.inspect.report import Http
 
 from ..inspect_streams import anthropic, event, inspect_chunks, openai, timed
-from ..support import FIXTURES, stream_files
+from ..support import EXPECTED, FIXTURES, stream_files
 
 
 def approx(x):
@@ -169,6 +169,17 @@ def test_usage_is_read_in_every_dialect():
                         "tokens": {"input_tokens": 528, "output_tokens": 131}})[:4] == (528, 131, None, None)
     tokens = read_tokens({"prompt_tokens": 24, "completion_tokens": 58, "credits_spent": 0.0164})
     assert tokens.credits == {"credits_spent": 0.0164}
+    # Bedrock's Converse stream (its metadata event)
+    assert read_tokens({"inputTokens": 13, "outputTokens": 85, "totalTokens": 98,
+                        "cacheReadInputTokens": 4})[:4] == (13, 85, None, 4)
+
+
+@pytest.mark.parametrize("entry", [e for e in EXPECTED if e.get("usage")], ids=lambda e: e["file"])
+def test_the_token_counts_of_every_recorded_stream_that_reports_usage_are_read(entry):
+    usage = entry["usage"]
+    report = inspect_chunks([(0.0, (FIXTURES / entry["file"]).read_bytes())], origin="file")
+    assert report.usage_reported
+    assert (report.tokens.input, report.tokens.output) == (usage["inputTokens"], usage["outputTokens"])
 
 
 # -- gaps, stalls, keep-alives ------------------------------------------------------------
