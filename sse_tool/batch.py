@@ -121,8 +121,24 @@ def _deltas(found: list, texts: list | None, channels: dict) -> list | None:
     (else None); None if there are not as many texts as lines."""
     if texts is None or len(texts) != len(found):
         return None
-    kinds = map({**channels, b"": None}.__getitem__, map(_KEY, found))
-    return [None if kind is None or not text else _new(Delta, (kind, text)) for kind, text in zip(kinds, texts)]
+    kinds = list(map({**channels, b"": None}.__getitem__, map(_KEY, found)))
+    # built by C calls; the few lines that read no record then put back to None one by
+    # one, each found by a C search
+    ready = list(map(_new, repeat(Delta), zip(kinds, texts)))
+    for column, blank in ((kinds, None), (texts, "")):
+        i = _index(column, blank)
+        while i >= 0:
+            ready[i] = None
+            i = _index(column, blank, i + 1)
+    return ready
+
+
+def _index(items: list, value, start: int = 0) -> int:
+    """Where ``value`` is next in ``items`` from ``start`` (by ``==``; -1 if nowhere)."""
+    try:
+        return items.index(value, start)
+    except ValueError:
+        return -1
 
 
 #: a JSON string literal inside a JSON string, its quotes and backslashes escaped (only

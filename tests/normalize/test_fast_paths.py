@@ -123,9 +123,12 @@ ANTHROPIC_HEAD = (b'data: {"type":"message_start","message":{"model":"m"}}\n\n'
     b'data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"a"}}\ndata: x\n\n',
 ])
 def test_odd_anthropic_deltas_read_the_same_fast_and_slow(event):
-    data = ANTHROPIC_HEAD + event * 2 + b'data: {"type":"message_stop"}\n\n'
+    # amid ordinary deltas, so that a batch read ahead holds it (a cut after the head)
+    ordinary = b'data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"o"}}\n\n'
+    data = ANTHROPIC_HEAD + (ordinary + event) * 2 + ordinary + b'data: {"type":"message_stop"}\n\n'
     for think_tags in ("auto", "on", "off"):
         assert outcome([data], True, think_tags=think_tags) == outcome([data], False, think_tags=think_tags)
+    assert_same_everywhere(data)
     assert_same_everywhere(frame_records(data))
 
 
@@ -134,6 +137,7 @@ OPENAI = b'data: {"model":"m","choices":[{"index":0,"delta":{"role":"assistant",
 
 @pytest.mark.parametrize("chunk", [
     b'{"model":"m","choices":[{"index":0,"delta":{"content":5}}]}',
+    b'{"model":"m","choices":[{"index":0,"delta":{"content":""}}]}',
     b'{"model":"other","choices":[{"index":0,"delta":{"content":"x"}}]}',
     b'{"model":7,"choices":[{"index":0,"delta":{"content":"x"}}]}',
     b'{"choices":[{"index":1,"delta":{"content":"x"}}]}',
@@ -149,9 +153,11 @@ OPENAI = b'data: {"model":"m","choices":[{"index":0,"delta":{"role":"assistant",
     b'{"choices":["x"]}',
 ])
 def test_odd_openai_chunks_read_the_same_fast_and_slow(chunk):
-    data = OPENAI + b"data: " + chunk + b"\n\n" + b"data: [DONE]\n\n"
+    ordinary = b'data: {"model":"m","choices":[{"index":0,"delta":{"content":"o"}}]}\n\n'
+    data = OPENAI + (ordinary + b"data: " + chunk + b"\n\n") * 2 + ordinary + b"data: [DONE]\n\n"
     assert outcome([data], True) == outcome([data], False)
     assert outcome([data], True, "openai") == outcome([data], False, "openai")
+    assert_same_everywhere(data)
     assert_same_everywhere(frame_records(data))
 
 
