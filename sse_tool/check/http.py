@@ -48,6 +48,7 @@ _TYPES = {
     "ndjson": ("application/x-ndjson", "application/jsonl", "application/ndjson",
                "application/x-jsonlines", "application/json-lines"),
     "json-array": ("application/json",),
+    "aws-eventstream": ("application/vnd.amazon.eventstream",),
 }
 
 
@@ -93,7 +94,8 @@ def head_findings(rec: Recording, framing: str, head_line: int, header_lines: di
     return out
 
 
-_FRAMINGS = {"sse": "an event stream", "ndjson": "NDJSON", "json-array": "a streamed JSON array"}
+_FRAMINGS = {"sse": "an event stream", "ndjson": "NDJSON", "json-array": "a streamed JSON array",
+             "aws-eventstream": "an AWS event stream"}
 
 
 def recording_lines(lines: list[bytes]) -> tuple[list[int], int, dict[str, int]]:

@@ -147,6 +147,23 @@ def test_a_recording_is_checked_with_its_head_and_its_lines_are_the_recording_s(
     assert records[0]["event"] is None and done.returncode == 10
 
 
+@pytest.mark.parametrize("content_type, rules", [
+    ("application/vnd.amazon.eventstream", []),
+    ("text/event-stream", ["http.content-type"]),
+])
+def test_a_recording_of_a_bedrock_stream_is_checked_by_its_own_content_type(tmp_path, content_type, rules):
+    """Bedrock's binary event stream, recorded: read as one, its Content-Type judged as one's."""
+    body = (FIXTURES / "bedrock" / "converse-stream-text.eventstream").read_bytes()
+    rec = tmp_path / "bedrock.rec"
+    rec.write_bytes(recording(body, headers=[("content-type", content_type)]))
+    done = run("-f", "json", str(rec))
+    assert b"internal error" not in done.stderr and done.returncode in (0, 10), done.stderr
+    found = [r["rule"] for r in json_lines(done.stdout) if r.get("rule", "").startswith("http.")]
+    assert found == rules
+    if rules:
+        assert b"for an AWS event stream (want application/vnd.amazon.eventstream)" in done.stdout
+
+
 def test_a_recording_of_an_http_error_is_reported_not_read_as_a_stream(tmp_path):
     rec = tmp_path / "429.rec"
     rec.write_bytes(CASES["http.status"][0])
