@@ -18,6 +18,9 @@ _MARKERS = ("sse-tool reset", "sse-tool truncated")
 def assemble(ins, end_time: float | None, outcome: str | None, detail: str) -> StreamReport:
     reader = ins.reader
     texts = {"answer": ins.text(Channel.ANSWER), "reasoning": ins.text(Channel.REASONING)}
+    refusal = ins.text(Channel.REFUSAL)
+    # timed as the answer: its place in the answer phase (a turn holds one or the other)
+    timed_texts = {**texts, "answer": texts["answer"] or refusal}
     end = ins.end if reader.received else None  # no byte: no stream was read at all
     if ins.error_body is not None:
         verdict, cause, why = _http_verdict(ins.http, bytes(ins.error_body), detail)
@@ -25,6 +28,8 @@ def assemble(ins, end_time: float | None, outcome: str | None, detail: str) -> S
         terminal, cut = _how_it_ended(reader, end)
         verdict, cause, why = figures.verdict(end, events=ins.events, cut=cut, terminal=terminal,
                                               outcome=outcome, outcome_detail=detail)
+        if verdict == "complete" and refusal:  # whatever the stop reason says (as normalize)
+            cause, why = "refusal", f"the model refused ({why})"
     tokens = figures.read_tokens(ins.usage)
     timeline = _timeline(ins, end_time)
     series = ins.series if ins.timed else []
@@ -37,17 +42,17 @@ def assemble(ins, end_time: float | None, outcome: str | None, detail: str) -> S
         quiet_until = timeline.end
         if verdict == "complete" and ins.arrivals:
             quiet_until = ins.arrivals[-1][0]
-        stall = figures.longest_stall(series, timeline.first_byte, quiet_until, keepalives, texts)
+        stall = figures.longest_stall(series, timeline.first_byte, quiet_until, keepalives, timed_texts)
         gaps = figures.event_gaps(ins.arrivals)._replace(stall=stall)
     estimates = {"reasoning": figures.estimate_tokens(texts["reasoning"]),
-                 "answer": figures.estimate_tokens(texts["answer"]) + ins.tool_chars / 4}
+                 "answer": figures.estimate_tokens(timed_texts["answer"]) + ins.tool_chars / 4}
     output_span = None
     if timeline.first_token is not None and timeline.last_token is not None:
         output_span = (timeline.first_token, timeline.last_token)
     output, reasoning_rate, answer_rate = figures.rates(
         tokens, estimates, {"reasoning": timeline.reasoning_phase, "answer": timeline.answer_phase},
         output_span)
-    chars = len(texts["answer"]) + len(texts["reasoning"]) + ins.tool_chars
+    chars = len(texts["answer"]) + len(texts["reasoning"]) + len(refusal) + ins.tool_chars
     body = None
     if ins.first_byte is not None and ins.last_time is not None:
         body = ins.last_time - ins.first_byte
@@ -58,7 +63,7 @@ def assemble(ins, end_time: float | None, outcome: str | None, detail: str) -> S
         provider=reader.normalizer.provider if reader.normalizer is not None else None,
         model=ins.model, verdict=verdict, cause=cause, detail=why,
         stop_reason=end.stop_reason if end is not None else None,
-        stopped_early=verdict == "complete" and figures.is_early(end.stop_reason),
+        stopped_early=verdict == "complete" and (figures.is_early(end.stop_reason) or bool(refusal)),
         error=end.error if end is not None and end.status is Status.ERROR else None,
         http=ins.http, usage_reported=ins.usage is not None,
         timeline=timeline,
@@ -78,7 +83,7 @@ def assemble(ins, end_time: float | None, outcome: str | None, detail: str) -> S
             bytes=ins.bytes, events=ins.events, chunks=chunks, largest_event=ins.largest,
             line_ends=_line_style(ins), comments=comments, keepalives=len(keepalive_times),
             answer_chars=len(texts["answer"]), reasoning_chars=len(texts["reasoning"]),
-            tool_call_chars=ins.tool_chars, tool_calls=len(ins.tool_indexes)),
+            tool_call_chars=ins.tool_chars, tool_calls=len(ins.tool_indexes), refusal_chars=len(refusal)),
         tokens=tokens, resets=ins.resets,
         notes=tuple(_notes(ins, tokens, texts, outcome, verdict, keepalives)),
         series=tuple(series), keepalive_times=tuple(keepalives),

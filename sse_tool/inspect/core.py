@@ -54,8 +54,10 @@ RUN = 65536
 #: how much of an HTTP error body is kept for its message
 ERROR_BODY_LIMIT = 64 * 1024
 _ANSWER, _REASONING = Channel.ANSWER, Channel.REASONING
-# A refusal is the model's answer to the person, in its own channel: timed as the answer.
-_AS = {Channel.REFUSAL: _ANSWER}
+_REFUSAL = Channel.REFUSAL
+# A refusal is the model's answer to the person, in its own channel: timed as the answer,
+# its text kept apart (the answer's size does not count it).
+_AS = {_REFUSAL: _ANSWER}
 _FIRST, _SECOND = itemgetter(0), itemgetter(1)
 _CHANNEL, _TEXT = itemgetter(0), itemgetter(1)
 _OFFSET, _END = attrgetter("offset"), attrgetter("end")
@@ -115,7 +117,7 @@ class Inspector:
         #: (time, answer, reasoning, tool-call chars, bytes so far) per chunk with content
         self.series: list[tuple] = []
         self.first: dict[str, float | None] = {"answer": None, "reasoning": None, "tool_call": None}
-        self.texts: dict[Channel, list[str]] = {_ANSWER: [], _REASONING: []}
+        self.texts: dict[Channel, list[str]] = {_ANSWER: [], _REASONING: [], _REFUSAL: []}
         self.tool_indexes: set = set()
         self.tool_chars = 0
         self.pieces = 0  # deltas with text and tool-call pieces
@@ -281,7 +283,8 @@ class Inspector:
         """A run's records, ``counts[p]`` of them made by events of its chunk ``p``, which
         ends at ``ends[p]``. Deltas alone (nearly every run) are summed per chunk in bulk;
         any other run is read chunk by chunk."""
-        if set(map(type, records)) != {Delta}:
+        channels = set(map(_CHANNEL, records)) if set(map(type, records)) == {Delta} else None
+        if channels is None or _REFUSAL in channels:  # (a refusal: short, and rare)
             places = chain.from_iterable(map(repeat, range(len(counts)), counts))
             for place, group in groupby(zip(places, records), _FIRST):
                 self._records(times[place], ends[place], list(map(_SECOND, group)))
@@ -292,9 +295,8 @@ class Inspector:
         one = counts.count(0) + counts.count(1) == len(counts)  # no chunk with two: no sums
         if one and len(counts) != len(sizes):
             times, ends = list(compress(times, counts)), list(compress(ends, counts))
-        channels = set(map(_CHANNEL, records))
         if _REASONING not in channels or len(channels) == 1:  # nearly every run: one phase
-            phase = _REASONING if _REASONING in channels else _ANSWER  # refusals count as answer
+            phase = _REASONING if _REASONING in channels else _ANSWER
             self.texts[phase] += texts
             total = sizes if one else _sums(sizes, counts)
             zeros = [0] * len(total)
@@ -332,9 +334,8 @@ class Inspector:
             if text:
                 self.pieces += 1
                 channel = records[0].channel
-                channel = _AS.get(channel, channel)
                 self.texts[channel].append(text)
-                if channel is _ANSWER:
+                if _AS.get(channel, channel) is _ANSWER:
                     if self.first["answer"] is None:
                         self.first["answer"] = time
                     self.series.append((time, len(text), 0, 0, end))
@@ -354,9 +355,8 @@ class Inspector:
             if kind is Delta:
                 if record.text:
                     self.pieces += 1
-                    channel = _AS.get(record.channel, record.channel)
-                    texts[channel].append(record.text)
-                    if channel is _ANSWER:
+                    texts[record.channel].append(record.text)
+                    if _AS.get(record.channel, record.channel) is _ANSWER:
                         answer += len(record.text)
                     else:
                         reasoning += len(record.text)

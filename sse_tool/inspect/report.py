@@ -170,6 +170,7 @@ class Sizes(NamedTuple):
     reasoning_chars: int = 0
     tool_call_chars: int = 0
     tool_calls: int = 0
+    refusal_chars: int = 0  # a refusal's text (in its own channel: not the answer's)
 
 
 class Http(NamedTuple):
@@ -284,7 +285,8 @@ def to_json(report: StreamReport, findings: list[str] | None = None) -> dict:
             "largest_event": sz.largest_event, "line_ends": sz.line_ends,
             "comments": sz.comments, "keepalives": sz.keepalives,
             "answer_chars": sz.answer_chars, "reasoning_chars": sz.reasoning_chars,
-            "tool_call_chars": sz.tool_call_chars, "tool_calls": sz.tool_calls},
+            "tool_call_chars": sz.tool_call_chars, "tool_calls": sz.tool_calls,
+            "refusal_chars": sz.refusal_chars},
         "usage": {"input": tk.input, "output": tk.output, "reasoning": tk.reasoning,
                   "cached": tk.cached, "credits": tk.credits or None},
         "resets": report.resets,

@@ -60,13 +60,15 @@ def report_lines(report: StreamReport, met: list | None = None) -> list[Line]:
     name = report.name if len(report.name) <= WIDTH - 18 else "…" + report.name[-(WIDTH - 19):]
     lines: list[Line] = [[("sse-tool inspect: ", "dim"), (name, "title")]]
     what = [report.provider, report.model, _input_words(report)]
-    lines.append([("  " + " · ".join(w for w in what if w), "dim")])
+    lines += _wrapped([("  " + " · ".join(w for w in what if w), "dim")])
     lines.append([])
     style = _VERDICT_STYLE[report.verdict]
     cause = report.cause.replace("_", " ")
-    if report.verdict == "complete" and report.stop_reason:
-        cause = report.stop_reason if report.cause in ("end_turn", "other") else \
-            f"{report.stop_reason} ({cause})"
+    if report.verdict == "complete" and report.cause == "refusal":
+        cause = "the model refused" + (f" (stop reason {report.stop_reason})" if report.stop_reason else "")
+    elif report.verdict == "complete" and report.stop_reason:
+        said = report.cause in ("end_turn", "other") or report.stop_reason.lower().replace("_", " ") == cause
+        cause = report.stop_reason if said else f"{report.stop_reason} ({cause})"
     usage = "usage reported" if report.usage_reported else "no usage reported"
     lines.append([(f"  {_MARK[report.verdict]} {report.verdict}: {cause}", style), (f" · {usage}", "dim")])
     if report.verdict != "complete":
@@ -199,10 +201,13 @@ def _sizes(report: StreamReport) -> list[Line]:
     shape = [f"{ends} line ends" if ends else "binary frames",
              count(sz.comments, "comment", grouped=True)] + ([count(report.resets, "reset")] if report.resets else [])
     lines.append(_field("shape", " · ".join(shape)))
-    text = f"answer {sz.answer_chars:,} · reasoning {sz.reasoning_chars:,} characters"
+    text = f"answer {sz.answer_chars:,} · reasoning {sz.reasoning_chars:,}"
+    if sz.refusal_chars:
+        text += f" · refusal {sz.refusal_chars:,}"
+    text += " characters"
     if sz.tool_calls:
         text += f" · {count(sz.tool_calls, 'tool call')}, {sz.tool_call_chars:,} characters of arguments"
-    lines.append(_field("text", text))
+    lines += _wrapped(_field("text", text))
     if report.usage_reported:
         parts = [f"{name} {value:,}" for name, value in (("input", tk.input), ("output", tk.output),
                                                           ("reasoning", tk.reasoning), ("cached", tk.cached))
@@ -261,18 +266,20 @@ def table_lines(results: list, summary: Summary) -> list[Line]:
     """One row per stream, then the aggregates."""
     folder = _common_folder([r.name for r, _ in results])
     names = [r.name[len(folder):] for r, _ in results]
-    name_width = min(26, max([4] + [len(n) for n in names]))
-    head = f"  {'file'.ljust(name_width)}  {'verdict'.ljust(24)} {'ttft':>8} {'tok/s':>7} {'stall':>8} {'burst':>6}"
+    # 2 + 20 + 2 + 22 + 25 + 6 (+ 2 for a finding's mark): 79 columns at most
+    name_width = min(20, max([4] + [len(n) for n in names]))
+    head = f"  {'file'.ljust(name_width)}  {'verdict'.ljust(22)} {'ttft':>7} {'tok/s':>7} {'stall':>7} {'burst':>5}"
     lines: list[Line] = [[(f"  in {folder}", "dim")]] if folder else []
     lines.append([(head, "title")])
     for (report, met), name in zip(results, names):
         name = name if len(name) <= name_width else "…" + name[-name_width + 1:]
         verdict = f"{report.verdict} {report.cause.replace('_', ' ')}"
+        verdict = verdict if len(verdict) <= 22 else verdict[:21] + "…"
         tps = tokens_per_second(report)
         share = burst_share(report)
         row = [(f"  {name.ljust(name_width)}  ", ""),
-               (verdict[:24].ljust(24), _VERDICT_STYLE[report.verdict]),
-               (f" {seconds(report.ttft, False):>8} {_num(tps):>7} {seconds(stall_seconds(report), False):>8} ", ""),
+               (verdict.ljust(22), _VERDICT_STYLE[report.verdict]),
+               (f" {seconds(report.ttft, False):>7} {_num(tps):>7} {seconds(stall_seconds(report), False):>7} ", ""),
                (f"{'—' if share is None else f'{share:.0%}':>5}", ""),
                ("!" if report.delivery.burst and report.delivery.burst.bursty else " ", "bad")]
         if met:

@@ -145,7 +145,7 @@ NESTED = {
                  "multi_event_chunks", "split_events", "chunks_per_event_max"},
     "burst": {"share", "content_share", "seconds", "window", "largest_arrival", "bursty"},
     "sizes": {"bytes", "events", "chunks", "largest_event", "line_ends", "comments", "keepalives",
-              "answer_chars", "reasoning_chars", "tool_call_chars", "tool_calls"},
+              "answer_chars", "reasoning_chars", "tool_call_chars", "tool_calls", "refusal_chars"},
     "usage": {"input", "output", "reasoning", "cached", "credits"},
 }
 RATE_KEYS = {"tokens_per_second", "tokens", "seconds", "basis"}
@@ -392,3 +392,27 @@ def test_counts_in_reports_are_in_grammar():
 
     done = run(*map(str, stream_files()))
     assert not re.search(r"\d [a-z -]+\(s\)|\b1 [a-z]+s\b", done.text), done.text
+
+
+def test_a_refusal_is_said_and_fail_on_early_catches_it():
+    from ..support import SAMPLES
+
+    path = str(SAMPLES / "openai-responses-refusal.sse")
+    done = run(path)
+    assert "✔ complete: the model refused (stop reason completed)" in done.text
+    assert "the model stopped early" in done.text and "refusal 35 characters" in done.text
+    assert run("--fail-on", "early", path).returncode == 9  # as normalize --strict
+
+
+def test_reports_and_tables_fit_80_columns_whatever_the_names_and_tool_calls(tmp_path):
+    from ..support import SAMPLES
+
+    long = tmp_path / ("a-rather-long-name-for-a-recorded-stream-" * 2 + "tool.eventstream")
+    long.write_bytes((SAMPLES / "bedrock-converse-tool-reasoning.eventstream").read_bytes())
+    rec = tmp_path / "bedrock.rec"  # its head line names a long content type
+    rec.write_text(recording([(0.4, long.read_bytes())], content_type="application/vnd.amazon.eventstream"),
+                   encoding="utf-8")
+    for args in ([str(long)], [str(rec)],
+                 [str(long), str(SAMPLES / "anthropic-truncated.sse"), str(SAMPLES / "cohere-error.sse")]):
+        text = run(*args).text
+        assert max(map(len, text.splitlines())) <= 80, text

@@ -102,6 +102,23 @@ def test_a_network_failure_before_any_byte_is_an_error_and_a_timeout_before_any_
     assert (report.verdict, report.cause) == ("truncated", "timeout")
 
 
+def test_a_refusal_in_its_own_channel_is_the_cause_timed_as_the_answer_and_not_counted_as_it():
+    """A refusal sent in the refusal channel under an ordinary stop reason ("completed"):
+    the model refused and stopped early, as normalize says; its text is timed as the
+    answer's (the person's first token) but is not the answer's size."""
+    from ..support import SAMPLES
+
+    events = [e + b"\n\n" for e in (SAMPLES / "openai-responses-refusal.sse").read_bytes().split(b"\n\n") if e]
+    report = inspect_chunks(timed(events, start=0.5, gap=0.1))
+    assert (report.verdict, report.cause, report.stopped_early) == ("complete", "refusal", True)
+    assert report.stop_reason == "completed"
+    assert (report.sizes.answer_chars, report.sizes.refusal_chars) == (0, 35)
+    assert report.timeline.first_answer is not None and report.timeline.first_token == report.timeline.first_answer
+    # fed whole, the same
+    whole = inspect_chunks([(0.5, b"".join(events))])
+    assert (whole.cause, whole.sizes.answer_chars, whole.sizes.refusal_chars) == ("refusal", 0, 35)
+
+
 def test_whether_usage_was_reported_is_said():
     assert inspect_chunks(timed(openai(text=["a"], usage={"completion_tokens": 1}))).usage_reported
     assert not inspect_chunks(timed(openai(text=["a"]))).usage_reported
