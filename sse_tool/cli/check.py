@@ -49,6 +49,7 @@ status and headers; its lines are the recording's.
 Exit status:
   0  no finding at or above --fail-on (default: error)
   10 findings at or above --fail-on
+  3  an input was empty: no stream arrived (as from a fetch that failed before its body)
   2  usage error (an unknown rule in --ignore, a missing file)
   5  an input could not be read as a stream (binary data, a broken recording, an event
      over --max-event-size); the other inputs are still checked
@@ -62,6 +63,10 @@ Environment (see man sse-tool-check):
 
 _MAGIC = b"sse-tool recording"
 _RULE_ID = attrgetter("rule.id")
+
+
+class _NoStream(Exception):
+    """An input of no byte at all."""
 
 
 def check(
@@ -111,16 +116,21 @@ def check(
         if list_rules:
             return _list_rules(out, fmt.value)
         report = _Report(fmt.value, out, max_per_rule)
-        failed = bad = False
+        failed = bad = empty = False
         for name, chunks in inputs(files):
             try:
                 failed |= _check_one(name, chunks, report, provider.value, source.value, limit, skipped, threshold)
             except BadInput as exc:
                 warn("check", f"{name}: {exc}")
                 bad = True
+            except _NoStream:  # an earlier stage failed before its first byte: never a pass
+                warn("check", f"{name}: {NO_STREAM}")
+                empty = True
         report.finish()
         if bad:
             return ExitCode.BAD_INPUT
+        if empty:
+            return ExitCode.TRUNCATED
         return ExitCode.FINDINGS if failed else ExitCode.OK
 
     run_stage("check", body)
@@ -165,8 +175,7 @@ def _check_one(name: str, chunks, report: "_Report", provider: str, source: str,
         if source == "recording" or head.startswith(_MAGIC):
             data = head + b"".join(chunks)
             if not data:
-                warn("check", f"{name}: {NO_STREAM}")
-                return False
+                raise _NoStream(name)
             report.begin(name, plain=False)
             found, checker = check_recording(data, provider, max_event_size=limit)
             take(found)
@@ -182,8 +191,7 @@ def _check_one(name: str, chunks, report: "_Report", provider: str, source: str,
         take(checker.feed(chunk))
     if not received:
         report.discard()
-        warn("check", f"{name}: {NO_STREAM}")
-        return False
+        raise _NoStream(name)
     take(checker.close())
     report.end(_about(checker))
     return failed

@@ -174,6 +174,9 @@ class _Run:
         if report is None:
             warn("inspect", f"{name}: {NO_STREAM}")
             self.empty += 1
+            # no stream is never a success where the caller asks about cut streams
+            if any(c.name == "truncated" for c in self.conditions):
+                self.codes.append(ExitCode.TRUNCATED)
             return
         from ..inspect.many import findings
 

@@ -6,13 +6,11 @@ and applies the rules in ``figures``; it reads no input and keeps no state.
 
 from __future__ import annotations
 
+from ..marker import parse
 from ..model import Channel, End, Status
 from ..plural import count
 from . import figures
 from .report import Delivery, Gaps, Http, Rates, Sizes, StreamReport, Timeline
-
-#: comments that are sse-tool's own markers, not keep-alives
-_MARKERS = ("sse-tool reset", "sse-tool truncated")
 
 
 def assemble(ins, end_time: float | None, outcome: str | None, detail: str) -> StreamReport:
@@ -110,7 +108,7 @@ def _comments(ins) -> tuple[int, list[float | None]]:
     if ins.reader.source == "sse":
         return len(ins.comment_lines), [t for at, t in ins.comment_lines if at not in ins.markers]
     found = ins.comment_records
-    return len(found), [t for text, t in found if not text.startswith(_MARKERS)]
+    return len(found), [t for text, t in found if parse(text) is None]  # a marker is no keep-alive
 
 
 def _line_style(ins) -> str | None:

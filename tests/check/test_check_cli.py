@@ -187,9 +187,29 @@ def test_sse_tool_records_are_refused_with_a_clear_message():
     assert done.returncode == 5 and b"sse-tool's own JSON Lines" in done.stderr
 
 
-def test_an_empty_input_is_no_stream_and_exits_0():
+def test_an_empty_input_is_no_stream_and_never_passes(tmp_path):
     done = run(input=b"")
-    assert done.returncode == 0 and b"no stream arrived" in done.stderr and done.stdout == b""
+    assert done.returncode == 3 and b"no stream arrived" in done.stderr and done.stdout == b""
+    assert run("--fail-on", "never", input=b"").returncode == 3
+    # among other inputs, each still checked; a bad input's 5 comes first
+    empty, bad = tmp_path / "empty.sse", tmp_path / "bad.bin"
+    empty.write_bytes(b"")
+    bad.write_bytes(b"\x00\x01binary")
+    assert run(str(empty), str(SAMPLES / "anthropic-thinking.sse")).returncode == 3
+    assert run(str(empty), str(bad)).returncode == 5
+
+
+def test_a_fetch_that_fails_before_its_body_fails_the_check_gate():
+    """The man page's CI gate, ``fetch URL | check``, against a port nobody listens on."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed when the block ends: refused
+    tool = " ".join(SSE_TOOL)
+    done = subprocess.run(["bash", "-c", f"{tool} fetch http://127.0.0.1:{port}/x | {tool} check; "
+                           'echo "${PIPESTATUS[*]}"'], capture_output=True, env=clean_env(), timeout=60)
+    assert done.stdout.decode().split()[-2:] == ["7", "3"], done.stdout
 
 
 def test_rules_lists_every_rule_in_each_format():

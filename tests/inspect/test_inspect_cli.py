@@ -230,9 +230,12 @@ def test_an_unreadable_input_is_said_and_the_others_are_reported(recs, tmp_path)
     assert "steady.rec" in done.text and "1 unreadable" in done.text
 
 
-def test_an_empty_input_is_no_stream_and_exits_0():
+def test_an_empty_input_is_no_stream_and_exits_0_unless_truncated_streams_fail():
     done = run(input=b"")
     assert done.returncode == 0 and "no stream arrived" in done.err and done.stdout == b""
+    # an earlier stage that failed before its first byte fails a gate on cut streams
+    assert run("--fail-on", "truncated,error", input=b"").returncode == 3
+    assert run("--fail-on", "error", input=b"").returncode == 0
 
 
 def test_a_recording_on_stdin_is_read_as_a_recording(recs):
@@ -416,3 +419,14 @@ def test_reports_and_tables_fit_80_columns_whatever_the_names_and_tool_calls(tmp
                  [str(long), str(SAMPLES / "anthropic-truncated.sse"), str(SAMPLES / "cohere-error.sse")]):
         text = run(*args).text
         assert max(map(len, text.splitlines())) <= 80, text
+
+
+def test_frames_failure_marker_is_a_comment_but_no_keep_alive():
+    from ..support import SAMPLES
+
+    frames = subprocess.run([*SSE_TOOL, "frame", str(SAMPLES / "anthropic-truncated.sse")], capture_output=True,
+                            env=clean_env(), timeout=30).stdout
+    assert b"sse-tool exit 3 frame" in frames
+    stream = json.loads(run("--json", input=frames).text.splitlines()[0])
+    assert (stream["verdict"], stream["cause"]) == ("truncated", "cut_in_event")
+    assert (stream["sizes"]["comments"], stream["sizes"]["keepalives"]) == (1, 0)
