@@ -109,10 +109,10 @@ Examples:
 
 \b
 Exit status (every command):
-  0 success   1 internal error   2 usage error   3 truncated   4 provider error
-  5 bad input   6 HTTP error   7 network failure   8 timeout
+  0 success   1 internal error   2 usage error   3 truncated
+  4 provider error   5 bad input   6 HTTP error   7 network failure   8 timeout
   9 stopped early (only with --strict)   10 findings (check, inspect --fail-on)
-  130 interrupted   141 the reader closed the pipe
+  11 output failed   130 interrupted   141 the reader closed the pipe
 
 \b
 Environment:
@@ -164,4 +164,38 @@ def __getattr__(name: str):
 
 
 def main() -> None:
-    build(_needed(sys.argv[1:]))(prog_name="sse-tool")
+    # click's exceptions, wherever typer takes click from (its own copy since typer 0.28)
+    click = sys.modules[typer.BadParameter.__module__]
+    command = typer.main.get_command(build(_needed(sys.argv[1:])))
+    try:
+        code = command.main(sys.argv[1:], prog_name="sse-tool", standalone_mode=False)
+    except click.ClickException as exc:
+        sys.exit(_usage_error(exc))
+    except typer.Abort:  # (click's answer to an EOFError while it reads a prompt)
+        _edge.warn("", "aborted")
+        sys.exit(1)
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+def _usage_error(exc) -> int:
+    """A usage error as every diagnostic is said: one line, ``sse-tool STAGE: message``,
+    with where to look (click would print its usage block and an ``Error:`` line)."""
+    click = sys.modules[typer.BadParameter.__module__]
+    if isinstance(exc, getattr(click, "NoArgsIsHelpError", ())):  # "sse-tool" alone: the help
+        exc.show()
+        return exc.exit_code
+    ctx = getattr(exc, "ctx", None)
+    if ctx is not None:
+        path = ctx.command_path
+    else:  # (click's parser leaves some errors without their context)
+        named = _needed(sys.argv[1:])
+        path = f"sse-tool {named[0]}" if len(named) == 1 else "sse-tool"
+    message = exc.format_message().strip().rstrip(".")
+    if message[1:2].islower():  # "No such option" but "URL ..."
+        message = message[0].lower() + message[1:]
+    stage = path.partition(" ")[2]
+    try:
+        _edge.warn(stage, f"{message} (see {path} --help)")
+    except Exception:  # stderr closed: the exit code says it
+        pass
+    return exc.exit_code

@@ -46,7 +46,7 @@ def warn(stage: str, message: str) -> None:
     """One diagnostic line on stderr, control characters shown as ``\\xHH``
     (``OutputFailed`` if stderr is closed or full)."""
     line = _CONTROL.sub(_escaped, " ".join(str(message).splitlines()))
-    text = f"sse-tool {stage}: {line}\n"
+    text = f"sse-tool {stage}: {line}\n" if stage else f"sse-tool: {line}\n"
     if sys.stderr is None:  # started with stderr closed
         raise OutputFailed("stderr is closed")
     try:
@@ -324,18 +324,20 @@ def _silence_outputs(stderr: bool = True) -> None:
             pass
 
 
-def parse_size(text: str) -> int:
-    """``16MiB`` -> bytes (``units.parse_size``); a usage error if it is not a size."""
-    return _option(units.parse_size, text)
+def parse_size(text: str, option: str | None = None) -> int:
+    """``16MiB`` -> bytes (``units.parse_size``); a usage error (naming ``option``) if it
+    is not a size."""
+    return _option(units.parse_size, text, option)
 
 
-def parse_duration(text: str) -> float:
-    """``40ms`` -> seconds (``units.parse_duration``); a usage error if it is not a duration."""
-    return _option(units.parse_duration, text)
+def parse_duration(text: str, option: str | None = None) -> float:
+    """``40ms`` -> seconds (``units.parse_duration``); a usage error (naming ``option``) if
+    it is not a duration."""
+    return _option(units.parse_duration, text, option)
 
 
-def _option(parse: Callable[[str], float], text: str):
+def _option(parse: Callable[[str], float], text: str, option: str | None):
     try:
         return parse(text)
     except ValueError as exc:
-        raise typer.BadParameter(str(exc)) from None
+        raise typer.BadParameter(str(exc), param_hint=option and f"'{option}'") from None

@@ -51,8 +51,8 @@ Exit status:
   10 findings at or above --fail-on
   3  an input was empty: no stream arrived (as from a fetch that failed before its body)
   2  usage error (an unknown rule in --ignore, a missing file)
-  5  an input could not be read as a stream (binary data, a broken recording, an event
-     over --max-event-size); the other inputs are still checked
+  5  an input could not be read as a stream (data of no framing, a broken recording, an
+     event over --max-event-size); the other inputs are still checked
   130 interrupted; 141 the reader closed the pipe (quietly)
 
 \b
@@ -102,12 +102,12 @@ def check(
 ) -> None:
     """Check captured streams against the SSE and HTTP rules and their provider's protocol.
 
-    Reads raw stream bytes (SSE, a streamed JSON array, NDJSON) or fetch --record recordings,
+    Reads raw stream bytes (SSE, a streamed JSON array, NDJSON, an AWS event stream) or fetch --record recordings,
     and reports each problem with its rule, severity and place, in the order of the input.
     """
     from ..check.rules import RULES
 
-    limit = parse_size(max_event_size)
+    limit = parse_size(max_event_size, "--max-event-size")
     skipped = _ignored(ignore or [], RULES)
     threshold = None if fail_on.value == "never" else fail_on.value
 
@@ -273,7 +273,15 @@ class _Report:
             return
         from ..check import report
 
-        report.table(self._console_(), self._name, self._rows, about, self._tally, self._left_out)
+        console = self._console_()
+        if console.is_terminal:
+            report.table(console, self._name, self._rows, about, self._tally, self._left_out)
+            return
+        # into a pipe or a file: one line per finding, whatever its length (for grep), and
+        # no padding at the ends of lines
+        with console.capture() as captured:
+            report.table(console, self._name, self._rows, about, self._tally, self._left_out)
+        self.out.send("".join(line.rstrip() + "\n" for line in captured.get().splitlines()).encode())
 
     def finish(self) -> None:
         if self.fmt == "sarif":
@@ -286,6 +294,8 @@ class _Report:
             from rich.console import Console
 
             self._console = Console(file=sys.stdout, highlight=False, soft_wrap=False)
+            if not self._console.is_terminal:
+                self._console.width = 100_000  # a table as wide as its rows
         return self._console
 
 

@@ -143,11 +143,12 @@ def fetch(
     message and recording.
     """
     timeouts = Timeouts(
-        connect=_duration(connect_timeout), first_byte=_duration(first_byte_timeout),
-        idle=_duration(idle_timeout), total=_duration(max_time),
+        connect=_duration(connect_timeout, "--connect-timeout"),
+        first_byte=_duration(first_byte_timeout, "--first-byte-timeout"),
+        idle=_duration(idle_timeout, "--idle-timeout"), total=_duration(max_time, "--max-time"),
     )
-    delay = parse_duration(retry_delay)
-    reconnect_wait = parse_duration(reconnect_delay)
+    delay = parse_duration(retry_delay, "--retry-delay")
+    reconnect_wait = parse_duration(reconnect_delay, "--reconnect-delay")
     redactor = Redactor(os.environ.get(v, "") for p in PROVIDERS.values() for v in p.key_variables)
     for variable in PROXY_VARIABLES:
         if proxy := os.environ.get(variable, "").strip():
@@ -227,10 +228,10 @@ def fetch(
     run_stage("fetch", body_and_write_out, mark)
 
 
-def _duration(text: Optional[str]) -> Optional[float]:
+def _duration(text: Optional[str], option: str) -> Optional[float]:
     if text is None or text.strip().lower() in ("", "0", "none", "off"):
         return None
-    return parse_duration(text)
+    return parse_duration(text, option)
 
 
 def _request(url, method, headers, data, json_data, provider, gen, base_url, redactor):

@@ -68,7 +68,7 @@ def frame(
     Follows the WHATWG event-stream rules exactly (LF, CRLF and CR line ends, comments,
     multi-line data, id and retry state) whatever the chunking of the input.
     """
-    limit = parse_size(max_event_size)
+    limit = parse_size(max_event_size, "--max-event-size")
     kind = source.value
 
     out = None

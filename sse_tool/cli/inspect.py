@@ -105,7 +105,7 @@ def inspect(
     """
     from ..inspect.many import parse_fail_on
 
-    limit = parse_size(max_event_size)
+    limit = parse_size(max_event_size, "--max-event-size")
 
     def body() -> int:
         conditions = parse_fail_on(fail_on) if fail_on else []

@@ -178,7 +178,7 @@ def normalize(
     (passed through), recognised from the first bytes. Each record is written and flushed
     as soon as the input that produced it has been read.
     """
-    limit = parse_size(max_event_size)
+    limit = parse_size(max_event_size, "--max-event-size")
     writer: _Writer | None = None
 
     def body() -> int:

@@ -17,6 +17,7 @@ import orjson
 import typer
 
 from ..errors import BadInput, ExitCode, OutputFailed, SseToolError
+from ..marker import NO_STREAM
 from ..model import Status, stopped_early
 from ..pipeline import SOURCES, RecordReader
 from ..plural import count
@@ -195,8 +196,8 @@ def render(
     Reads channel records, frame records or raw provider bytes. Nothing is written to
     --output/--output-json unless the stream completed.
     """
-    seconds = parse_duration(interval)
-    limit = parse_size(max_event_size)
+    seconds = parse_duration(interval, "--interval")
+    limit = parse_size(max_event_size, "--max-event-size")
     terminal = _is_terminal()
     mode = reasoning.value if reasoning.value != "auto" else ("collapse" if terminal else "hide")
     paths = files or ["-"]
@@ -233,7 +234,9 @@ def render(
             view.line_break()  # a diagnostic starts a line of its own, not glued to the answer
         if end.status is not Status.COMPLETE:
             if not terminal:
-                if end.status is Status.TRUNCATED and end.exit is None:
+                if end.status is Status.TRUNCATED and end.exit is None and end.detail == NO_STREAM:
+                    warn("render", f"truncated: {NO_STREAM}")
+                elif end.status is Status.TRUNCATED and end.exit is None:
                     warn("render", f"truncated: the response was cut off ({end.detail or 'no terminal event'}); "
                                    "it can be retried")
                 elif end_message(end):

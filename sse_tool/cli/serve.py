@@ -164,7 +164,7 @@ def serve(
                              "(anyone who can reach it could use it)")
         try:
             parse_rate(rate or DEFAULT_RATE)
-            limit = parse_size(max_request_size)
+            limit = parse_size(max_request_size, "--max-request-size")
             resume = _resume_store(resumable, resume_buffer, resume_ttl, upstream, mode, record_dir)
         except (SseToolError, typer.BadParameter) as exc:
             raise ServeUsage(str(exc)) from None
@@ -344,7 +344,7 @@ def _resume_store(resumable, size, ttl, upstream, mode, record_dir):
                          "without --record-dir and --mode")
     from ..serve.resume import Store
 
-    return Store(parse_size(size), parse_duration(ttl))
+    return Store(parse_size(size, "--resume-buffer"), parse_duration(ttl, "--resume-ttl"))
 
 
 def _relay(upstream, provider, redactor, allow_path, limit, folder=None, resume=None):

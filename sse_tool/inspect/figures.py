@@ -267,7 +267,9 @@ def verdict(end: End | None, *, events: int, cut: str | None, terminal: bool,
         return "truncated", "empty", "no byte arrived"
     if end.status is Status.ERROR:
         error = end.error or {}
-        text = f"{error.get('type', 'error')}: {error.get('message', '')}".rstrip(": ")
+        kind, message = error.get("type"), error.get("message") or ""
+        # a type that says no more than "error" is left out: "error: error: ..." says nothing
+        text = f"{kind}: {message}".rstrip(": ") if kind and kind != "error" else message or "error"
         return "error", "provider_error", text
     if end.status is Status.COMPLETE:
         cause = stop_cause(end.stop_reason)

@@ -80,7 +80,7 @@ def _ticks(last: float, columns: int) -> str:
     """0, a quarter, half, three quarters and the end, each under its column."""
     out = [" "] * columns
     for k in range(5):
-        label = _seconds(last * k / 4)
+        label = _seconds(last * k / 4, last)
         at = min(columns - len(label), max(0, round(k / 4 * (columns - 1)) - (len(label) // 2 if k else 0)))
         if k == 4:
             at = columns - len(label)
@@ -89,5 +89,12 @@ def _ticks(last: float, columns: int) -> str:
     return "".join(out)
 
 
-def _seconds(t: float) -> str:
-    return f"{t:.0f}" if t >= 100 or t == 0 else f"{t:.1f}" if t >= 10 else f"{t:.2f}"
+def _seconds(t: float, last: float) -> str:
+    """``t`` with as many decimals as tell the quarters of ``last`` apart (0.25 of 1 s,
+    0.000075 of 0.3 ms)."""
+    if t == 0:
+        return "0"
+    if last >= 10:
+        return f"{t:.0f}" if last >= 100 else f"{t:.1f}"
+    decimals = 2 if last >= 1 else min(6, 2 - math.floor(math.log10(last)))
+    return f"{t:.{decimals}f}"

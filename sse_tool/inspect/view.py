@@ -33,7 +33,8 @@ def seconds(t: float | None, unit: bool = True) -> str:
 
 
 def _count(n: float) -> str:
-    return f"{n:,.0f}" if n >= 100 or float(n).is_integer() else f"{n:,.1f}"
+    """Tokens, whole: an estimate or a share of a total is no more exact than that."""
+    return "<1" if 0 < n < 0.5 else f"{round(n):,}"
 
 
 def _rate(rate: Rate | None) -> str:

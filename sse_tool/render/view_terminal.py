@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import re
 
+from ..marker import NO_STREAM
 from ..model import End, Status, stopped_early
 from ..plural import count
 from .blocks import Splitter, is_open_fence
@@ -160,7 +161,10 @@ class TerminalView:
     def _failure(self, end: End, answer: str, shown: str, width: int) -> list[str]:
         if end.status is Status.ERROR:
             err = end.error or {}
-            message = f"\u2717 provider error: {err.get('type', 'error')}: {err.get('message', '')}"
+            kind, text = err.get("type"), err.get("message") or ""
+            message = "\u2717 provider error: " + (f"{kind}: {text}" if kind and kind != "error" else text or "error")
+        elif end.status is Status.TRUNCATED and end.detail == NO_STREAM:
+            message = f"\u2717 {NO_STREAM}"
         elif end.status is Status.TRUNCATED:
             detail = f" ({end.detail})" if end.detail else ""
             message = f"\u2717 the response was cut off before it finished{detail}; it can be retried"

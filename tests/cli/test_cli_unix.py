@@ -77,7 +77,30 @@ def test_help_into_a_pipe_is_plain_text_with_examples_exit_status_and_environmen
 def test_a_usage_error_is_plain_text_and_exits_2_even_with_colour_forced():
     done = run("frame", "--no-such-option", env=clean_env(FORCE_COLOR="1", TERM="xterm-256color"))
     assert done.returncode == 2
-    assert ESC not in done.stderr and b"No such option: --no-such-option" in done.stderr
+    assert ESC not in done.stderr
+    assert done.stderr == b"sse-tool frame: no such option: --no-such-option (see sse-tool frame --help)\n"
+
+
+@pytest.mark.parametrize("argv, line", [
+    (["bogus"], "sse-tool: no such command 'bogus' (see sse-tool --help)"),
+    (["--bogus"], "sse-tool: no such option: --bogus"),
+    (["fetch", "--max-time", "soon", "http://127.0.0.1:9/"], "sse-tool fetch: invalid value for '--max-time'"),
+    (["render", "--color", "pink"], "sse-tool render: invalid value for '--color'"),
+    (["normalize", "a", "--from", "x"], "sse-tool normalize: invalid value for '--from'"),
+    (["inspect", "--sort"], "sse-tool inspect: option '--sort' requires an argument"),
+    (["help", "fram"], "sse-tool help: invalid value for COMMAND: no such command: fram"),
+])
+def test_every_usage_error_is_one_line_naming_the_stage_and_where_to_look(argv, line):
+    done = run(*argv)
+    assert done.returncode == 2, done.stderr
+    err = done.stderr.decode()
+    assert err.count("\n") == 1 and err.startswith(line) and "(see sse-tool" in err, err
+    assert done.stdout == b""
+
+
+def test_the_command_alone_shows_its_help_and_exits_2():
+    done = run()
+    assert done.returncode == 2 and done.stderr.startswith(b"Usage: sse-tool [OPTIONS] COMMAND")
 
 
 # --- shell completion ------------------------------------------------------------------

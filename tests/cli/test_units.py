@@ -60,13 +60,15 @@ def test_the_serve_core_does_not_load_the_command_line():
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (["render", "--interval", "xx"], "Invalid value: not a duration: 'xx' (try 40ms, 2s or 1m)"),
-    (["frame", "--max-event-size", "12q"], "Invalid value: not a size: '12q' (try 16MiB)"),
+    (["render", "--interval", "xx"],
+     "sse-tool render: invalid value for '--interval': not a duration: 'xx' (try 40ms, 2s or 1m)"),
+    (["frame", "--max-event-size", "12q"],
+     "sse-tool frame: invalid value for '--max-event-size': not a size: '12q' (try 16MiB)"),
     (["inspect", "--fail-on", "stall=xx", str(SAMPLES / "anthropic-thinking.sse")],
      "sse-tool inspect: --fail-on stall=xx: not a duration"),
 ])
 def test_a_bad_value_is_a_usage_error_in_one_line(args, message):
     run = subprocess.run(SSE_TOOL + args, stdin=subprocess.DEVNULL, capture_output=True, text=True, env=clean_env())
     assert run.returncode == 2
-    assert message in run.stderr.splitlines()[-1]
+    assert len(run.stderr.splitlines()) == 1 and message in run.stderr
     assert "Traceback" not in run.stderr and "internal error" not in run.stderr
