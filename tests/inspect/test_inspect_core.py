@@ -119,6 +119,16 @@ def test_a_refusal_in_its_own_channel_is_the_cause_timed_as_the_answer_and_not_c
     assert (whole.cause, whole.sizes.answer_chars, whole.sizes.refusal_chars) == ("refusal", 0, 35)
 
 
+@pytest.mark.parametrize("path", ["openai-responses/responses-function-call.sse",
+                                  "gemini/function-call-thought-signature.sse",
+                                  "gemini/vertex-partial-args-tool-call.sse",
+                                  "openai-chat/openai-tool-call-usage.sse"])
+def test_a_turn_that_ends_in_a_tool_call_is_caused_by_tool_use_whatever_the_dialect_calls_it(path):
+    report = inspect_chunks([(0.0, (FIXTURES / path).read_bytes())], origin="file")
+    assert (report.verdict, report.cause, report.stopped_early) == ("complete", "tool_use", False)
+    assert report.sizes.tool_calls >= 1
+
+
 def test_whether_usage_was_reported_is_said():
     assert inspect_chunks(timed(openai(text=["a"], usage={"completion_tokens": 1}))).usage_reported
     assert not inspect_chunks(timed(openai(text=["a"]))).usage_reported
