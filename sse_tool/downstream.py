@@ -54,7 +54,8 @@ def read_by_a_stage(fd: int = 1, wait: float = 0.5, clock=time.monotonic, sleep=
                 continue
             if stage_of(argv) in CARRIERS:
                 return True
-            settled = settled or argv != parent
+            # (a command line read while the reader runs execve is empty: ask again)
+            settled = settled or argv not in (parent, [b""])
         if settled or clock() > deadline:
             return False
         sleep(0.01)

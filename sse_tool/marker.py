@@ -1,8 +1,9 @@
 """In-band markers: what one stage must tell the later ones, carried in the stream itself.
 
 A marker is an SSE comment line whose text starts with ``sse-tool``, followed by a blank
-line. Other SSE parsers skip it as a comment; every sse-tool framer (SSE, JSON array,
-NDJSON) reports it wherever a line starts, so it crosses every stage of a pipe::
+line (but the exit marker: see ``Marker.line``). Other SSE parsers skip it as a comment;
+every sse-tool framer (SSE, JSON array, NDJSON) reports it wherever a line starts, so it
+crosses every stage of a pipe::
 
     : sse-tool reset                         a new attempt starts: the draft is void
     : sse-tool exit CODE STAGE: REASON       STAGE failed with exit code CODE, and why
@@ -47,8 +48,10 @@ class Marker(NamedTuple):
         return f"{PREFIX} {self.kind} {self.text}".rstrip()
 
     def line(self) -> bytes:
-        """The marker as bytes on the wire, blank line included."""
-        return b": " + self.comment().encode("utf-8", "replace") + b"\n\n"
+        """The marker as bytes on the wire: a comment line, then a blank line, but for the
+        exit marker, the last line a failed stage writes: a blank line after it would end
+        the event it cut, which any other SSE parser would then dispatch half made."""
+        return b": " + self.comment().encode("utf-8", "replace") + (b"\n" if self.kind == EXIT else b"\n\n")
 
 
 #: the reset marker on the wire

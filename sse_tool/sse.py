@@ -139,9 +139,10 @@ class SseParser(SseRules):
             self._head = None
         rest = self._take(b"", 0)
         cut = rest.rfind(b"\n") + 1
+        last: list = []  # no blank line among them: no event, but a marker (or a comment)
         try:
             if cut:  # complete lines still waiting: does one of them start an event?
-                self._lf_lines(rest[:cut], [])  # there is no blank line among them: no output
+                self._lf_lines(rest[:cut], last)
             if self._size + len(rest) - cut > self.max_event_size:  # sizes are counted late
                 raise EventTooLarge(self.max_event_size, self._block_pos)
         except EventTooLarge:
@@ -155,7 +156,7 @@ class SseParser(SseRules):
             why = "input ended inside an event (no blank line after its last field)"
         else:
             why = None
-        return FrameEnd(why, end)
+        return FrameEnd(why, end, tuple(last))
 
     # -- shortcuts (each gives what ``_lines`` gives) --------------------------------------
 

@@ -56,8 +56,8 @@ the later stages of a pipe exit with the same code, with or without pipefail):
   0  the body arrived complete
   2  usage error (including a missing API key, a duration too long, --max-redirs < 0)
   3  the body was cut short (reset, incomplete chunked body, short Content-Length)
-  6  HTTP status >= 400, a redirect not followed, or one to a non-HTTP URL: only the
-     failure marker on stdout, the message on stderr
+  6  HTTP status >= 400, a redirect not followed, or one to a non-HTTP URL: nothing on
+     stdout (as curl -f), the message on stderr
   7  network failure before the first byte (connect, DNS, TLS, reset)
   8  timeout: connect, first byte (the response head included), idle or total
   11 the output could not be written (stdout closed or full; quietly)
@@ -129,7 +129,7 @@ def fetch(
     reconnect_delay: str = typer.Option(
         "3s", "--reconnect-delay", metavar="DURATION",
         help="Wait before reconnecting until the stream sets retry: (backoff on repeated failures)."),
-    record: Optional[str] = typer.Option(None, "--record", metavar="FILE", help="Save the exchange (see sse_tool/recording.py)."),
+    record: Optional[str] = typer.Option(None, "--record", metavar="FILE", help="Save the exchange: request, response head, every body chunk with its arrival time, secrets masked (replay, serve, inspect and check read it)."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Show request and response headers on stderr (secrets redacted)."),
     write_out: Optional[str] = typer.Option(None, "--write-out", "-w", metavar="FORMAT",
                                             help="After the transfer, write FORMAT to stderr: %{time_total}, "
@@ -243,7 +243,7 @@ def _request(url, method, headers, data, json_data, provider, gen, base_url, red
     if provider is None:
         if url is None:
             raise FetchUsage("give a URL, or --provider with --model and --prompt")
-        url = with_scheme(url)
+        url = _checked(with_scheme(url))
         if data is not None:
             pairs = _defaults([("Content-Type", "application/x-www-form-urlencoded")], pairs)
         elif json_data is not None:
@@ -264,12 +264,24 @@ def _request(url, method, headers, data, json_data, provider, gen, base_url, red
     elif piped := _piped():
         gen = gen._replace(prompt=f"{piped}\n\n{gen.prompt}")
     have_credential = any(is_secret_header(n) and v.strip() for n, v in pairs)
-    preset = build(provider.value, gen, os.environ, base_url=base_url and with_scheme(base_url),
+    preset = build(provider.value, gen, os.environ, base_url=base_url and _checked(with_scheme(base_url)),
                    have_credential=have_credential)
     redactor.learn_headers(preset.headers)
     redactor.learn_url(preset.url)
     return Request((method or preset.method).upper(), preset.url,
                    tuple(_defaults(preset.headers, pairs)), preset.body)
+
+
+def _checked(url: str) -> str:
+    """``url``, if it can be read as a URL (a bracketed host that is an IP address, a port
+    that is a number below 65536); else a usage error, before any connection."""
+    from urllib.parse import urlsplit
+
+    try:
+        urlsplit(url).port  # (reads the host and the port, and checks both)
+    except ValueError as exc:
+        raise FetchUsage(f"bad URL: {exc}") from None  # (not the URL itself: it may hold a key)
+    return url
 
 
 def _piped() -> str:

@@ -10,6 +10,8 @@ import json
 import os
 import random
 import subprocess
+import sys
+import tempfile
 
 import pytest
 
@@ -188,10 +190,22 @@ MAX_RSS = 300 * 2**20
 
 
 def feed_long_line(stage: str, head: bytes) -> tuple[int, int, bytes]:
-    """(exit code, child's max RSS in bytes, stderr) after streaming ``head`` and then
-    100 MB without a newline into ``stage``'s stdin, or until it stops reading."""
-    proc = subprocess.Popen([*SSE_TOOL, stage], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, env=clean_env())
+    """(exit code, child's peak RSS in bytes, stderr) after streaming ``head`` and then
+    100 MB without a newline into ``stage``'s stdin, or until it stops reading. The child
+    reports its own peak (``ru_maxrss`` would count the test process it was forked from)."""
+    from .test_memory_bounds import _REPORTING
+
+    with tempfile.TemporaryDirectory() as tmp:
+        report = os.path.join(tmp, "hwm")
+        code, stderr = _fed_long_line([sys.executable, "-c", _REPORTING, stage], head,
+                                      clean_env(SSE_TOOL_TEST_HWM=report))
+        with open(report) as f:
+            return code, int(f.read()) * 1024, stderr
+
+
+def _fed_long_line(command: list[str], head: bytes, env: dict) -> tuple[int, bytes]:
+    proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, env=env)
     try:
         proc.stdin.write(head)
         for _ in range(HUNDRED_MB // len(BLOCK)):
@@ -200,14 +214,13 @@ def feed_long_line(stage: str, head: bytes) -> tuple[int, int, bytes]:
     except BrokenPipeError:
         pass  # it stopped reading: what we want
     stderr = proc.stderr.read()
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
+    code = proc.wait()
     try:
         proc.stdin.close()
     except BrokenPipeError:
         pass
     proc.stderr.close()
-    return proc.returncode, usage.ru_maxrss * 1024, stderr
+    return code, stderr
 
 
 @pytest.mark.parametrize("stage, head", [

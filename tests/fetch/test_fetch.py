@@ -103,6 +103,32 @@ def test_a_body_cut_short_exits_3_keeping_what_arrived(server):
         assert "cut short" in r.stderr
 
 
+def spec_events(data: bytes) -> list[bytes]:
+    """The data of each event a plain WHATWG parser dispatches (every comment ignored,
+    sse-tool's markers included; an event without its blank line at the end discarded)."""
+    events, pending = [], []
+    *lines, _unfinished = data.split(b"\n")
+    for line in lines:
+        if not line:
+            if pending:
+                events.append(b"\n".join(pending))
+            pending = []
+        elif line.startswith(b"data"):
+            value = line.partition(b":")[2]
+            pending.append(value[1:] if value.startswith(b" ") else value)
+    return events
+
+
+def test_a_cut_event_stays_unfinished_for_any_sse_parser_despite_the_exit_marker(server):
+    body = events(20)
+    inside = [i for i in range(1, 400) if body[i - 1:i] == b"\n" and body[i:i + 1] != b"\n"]
+    for after in (inside[0], inside[3], 150, 151):
+        r = fetch(server.url(f"/cut?after={after}&mode=length"))
+        assert r.exit_code == 3 and b": sse-tool exit 3 fetch: " in r.stdout_bytes
+        got = spec_events(r.stdout_bytes)
+        assert got == spec_events(body[:after]) and all(data.endswith(b"}") for data in got), after
+
+
 def test_a_connection_closed_before_any_body_byte_exits_7(server):
     r = fetch(server.url("/cut?after=0&mode=length"))
     assert r.exit_code == 7 and failed_output(r.stdout_bytes, b"", 7)

@@ -71,6 +71,21 @@ def test_another_scheme_is_refused_in_the_tools_words():
     assert r.stderr.decode().strip() == "sse-tool fetch: bad URL: 'ftp://127.0.0.1:9/file' is not an http or https URL"
 
 
+@pytest.mark.parametrize("url, why", [
+    ("http://[::1/x?key=sk-secret-1", "Invalid IPv6 URL"),
+    ("http://127.0.0.1:abc/?key=sk-secret-1", "Port could not be cast to integer value as 'abc'"),
+    ("http://[zz]/?key=sk-secret-1", "'zz' does not appear to be an IPv4 or IPv6 address"),
+    ("http://127.0.0.1:99999/x?key=sk-secret-1", "Port out of range 0-65535"),
+])
+def test_a_url_that_cannot_be_read_is_a_usage_error_that_does_not_repeat_it(url, why):
+    r = fetch(url)
+    assert r.returncode == 2 and not r.stdout
+    assert r.stderr.decode() == f"sse-tool fetch: bad URL: {why}\n"  # not the URL: it may hold a key
+    r = fetch("--provider", "openai", "--model", "m", "--prompt", "hi", "-H", "Authorization: Bearer sk-test-123",
+              "--base-url", url)
+    assert r.returncode == 2 and r.stderr.decode() == f"sse-tool fetch: bad URL: {why}\n"
+
+
 def prompt_sent(server, *args, input: bytes = b"") -> str:
     got = sent(server, "--provider", "openai", "--model", "m", "--base-url", server.url("/capture/v1"),
                *args, input=input)

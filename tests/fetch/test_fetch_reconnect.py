@@ -246,7 +246,7 @@ def test_the_exit_status_is_the_last_connections(served):
     done = fetch(serve.url("/ticks?cut_after_events=2"), "--reconnect-limit", "2",
                  "--reconnect-delay", "1ms")
     assert done.returncode == 3
-    assert done.stdout.endswith(b"not reconnecting: --reconnect-limit 2 reached\n\n")
+    assert done.stdout.endswith(b"not reconnecting: --reconnect-limit 2 reached\n")
     assert done.stdout.count(b": sse-tool exit 3 fetch: body cut short") == 1
     assert done.stderr.count("; reconnect ") == 2
     assert [r["data"] for r in _records(done.stdout)] == ["1", "2", "3", "4", "5", "6"]

@@ -85,3 +85,25 @@ def test_leading_note_markers_are_skipped_when_the_framing_is_recognised(kind):
         assert reader.source == kind
         assert [type(r).__name__ for r in records[:2]] == ["Note", "Note"]
         assert type(records[-1]).__name__ == "End"
+
+
+@pytest.mark.parametrize("marker", [b": sse-tool exit 3 fetch: body cut short\n", b": sse-tool note fetch: hi\n",
+                                    b": sse-tool reset\n"])
+@pytest.mark.parametrize("before", [b"", b'data: {"type":"content_blo\n', b"data: {\n"])
+def test_a_marker_on_the_last_line_is_read_with_or_without_a_blank_line_after_it(marker, before):
+    """The exit marker ends a failed stage's output with no blank line after it; a marker
+    among the last lines of the input, complete but before no blank line, is read as one."""
+    from sse_tool.pipeline import RecordReader
+
+    head = BODIES["sse"].replace(b"message_stop", b"message_start")
+    def read(data, step):
+        reader = RecordReader("anthropic")
+        records = [r for i in range(0, len(data), step) for r in reader.feed(data[i:i + step])]
+        return records + reader.close()
+    void = b"note" not in marker  # exit and reset void the event they cut: a blank line changes nothing
+    for step in (1, 7, 1000):
+        assert read(head + before + marker, step) == read(head + before + marker + (b"\n" if void else b""), 1000)
+    framer = SseParser()
+    items = framer.feed(head + before + marker)
+    end = framer.close()
+    assert [i.text for i in (*items, *end.items) if type(i).__name__ == "SseComment"] == [marker[2:-1].decode()]
