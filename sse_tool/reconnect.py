@@ -141,13 +141,20 @@ class Resumer:
                 i += 1
             elif self._skip and not self._anchored:  # written before the connection was lost
                 self._skip -= 1
-                self._start = event.end  # its blank line may pass: an empty line says nothing
+                self._start = self._after_blank_line(event.end)
             else:
                 self._skip = 0
                 self._pass(event)
                 self._since += 1
         for change in changes[i:]:
             self._anchor(change.id)
+
+    def _after_blank_line(self, at: int) -> int:
+        """Where the blank line at connection offset ``at`` (an event's end) ends: the bytes
+        written stay the server's, without an extra line end. (A CR that ends the bytes
+        so far counts alone: the LF of a CRLF split there would pass as an empty line.)"""
+        held = self._held[at - self._base:at - self._base + 2]
+        return at + (2 if held == b"\r\n" else 1)
 
     def _anchor(self, last_id: str) -> None:
         self.last_id = last_id

@@ -12,7 +12,7 @@ from typing import Optional
 import typer
 
 from ..errors import ExitCode, SseToolError
-from ..marker import exit_marker
+from ..marker import NO_STREAM, exit_marker
 from ._edge import Output, inputs, run_stage, warn
 
 EPILOG = """\b
@@ -31,8 +31,9 @@ events (or messages) a second (20ev, the default) or bytes a second (512B, 4kB =
 
 \b
 Exit status (a recording's, as fetch gave it):
-  0  complete (and any stream file)
-  3  truncated: the body was cut, or the recorder stopped early (interrupted, closed pipe)
+  0  complete (and any stream file that is not empty)
+  3  truncated: the body was cut, or the recorder stopped early (interrupted, closed pipe);
+     or an empty input (no stream arrived)
   6  HTTP error status: nothing on stdout, the message on stderr
   7  network failure;  8  timeout
   2  usage error;  5  not a readable recording;  130 interrupted;  141 the reader closed the pipe
@@ -82,6 +83,9 @@ def replay(
         nonlocal out
         out = Output()
         data = b"".join(chunk for _, chunks in inputs([file]) for chunk in chunks)
+        if not data:  # nothing to play: never a success (the next stage would say the same)
+            warn("replay", f"{'<stdin>' if file == '-' else file}: {NO_STREAM}")
+            return ExitCode.TRUNCATED
         if is_recording(data):
             if rate is not None:
                 raise ReplayUsage("--rate is for stream files: a recording has its own timing (use --speed)")

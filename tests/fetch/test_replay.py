@@ -322,3 +322,12 @@ def test_a_slow_write_delays_the_next_but_does_not_stretch_the_rest():
     play(plan, slow_send, clock=clock, sleep=clock.sleep)
     assert sent == [(100.0, b"a"), (100.7, b"b"), (101.0, b"c")]  # c keeps its time
     assert clock.sleeps == [0.3]
+
+
+def test_an_empty_input_is_no_stream_and_never_a_success(tmp_path):
+    empty = tmp_path / "empty.sse"
+    empty.write_bytes(b"")
+    for args, name in ((["replay"], "<stdin>"), (["replay", str(empty)], str(empty))):
+        done = run(*args)
+        assert done.returncode == 3 and done.stdout == b""
+        assert done.stderr.decode() == f"sse-tool replay: {name}: no stream arrived (empty input)\n"
