@@ -24,7 +24,7 @@ Paths:
                                starts a body, sends N bytes, closes (or resets) the connection
   /partial-then-ok?key=K       first request: part of an event, then a cut; then the full body
   /gzip?n=3&delay=0.01         gzip-encoded events, each flushed so it can be decoded at once
-  /redirect?to=PATH            302 to PATH
+  /redirect?to=PATH&status=302 a redirect to PATH (to=none: without a Location)
   /capture/...                 records the request in ``requests``, answers a short stream
   /echo-key?status=401&form=raw|url&at=N&gate=G&cut=1&encoding=gzip|br&guess=TEXT
                                quotes the credential it received (or TEXT), as some APIs do: an error
@@ -304,8 +304,9 @@ class _Handler(QuietHandler):
         self.end_chunks()
 
     def route_redirect(self, app, key) -> None:
-        self.send_response(302)
-        self.send_header("Location", self.q.get("to", "/sse"))
+        self.send_response(int(self.q.get("status", 302)))
+        if self.q.get("to") != "none":  # ?to=none: no Location at all
+            self.send_header("Location", self.q.get("to", "/sse"))
         self.send_header("Content-Length", "0")
         self.send_header("Connection", "close")
         self.end_headers()

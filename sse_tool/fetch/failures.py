@@ -68,11 +68,19 @@ TIMEOUT_TEXT = {
 }
 
 
-def status_error(response: httpx.Response, head: Head, body: bytes) -> HttpError:
+#: the statuses a client follows to their Location (with -L)
+_REDIRECTS = frozenset({301, 302, 303, 307, 308})
+
+
+def status_error(response: httpx.Response, head: Head, body: bytes, followed: bool = False) -> HttpError:
+    """The failure a final status of 300 or more stands for (``followed``: -L was given)."""
     status = f"HTTP {head.status} {head.reason}".rstrip()
-    if head.status < 400:
-        where = response.headers.get("location", "")
+    where = response.headers.get("location", "").strip()
+    redirect = head.status in _REDIRECTS
+    if redirect and where and not followed:
         message = f"{status}: redirect to {where} not followed (use -L)"
+    elif head.status < 400:  # nothing to follow: a 304, a 300, or a redirect without its Location
+        message = f"{status}: no body" + (" and no Location to follow" if redirect and not where else "")
     else:
         detail = error_message(body)
         message = f"{status}: {detail}" if detail else status

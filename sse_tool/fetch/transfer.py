@@ -210,7 +210,7 @@ def _attempt(client, request, headers, attempt, run, follow_redirects, trace=Non
             yield head
             if response.status_code >= 300:
                 body = b"".join(_body(response, run, dog, limit=ERROR_BODY_LIMIT))
-                raise status_error(response, head, body)
+                raise status_error(response, head, body, follow_redirects)
             yield from _body(response, run, dog)
     finally:
         dog.stop()

@@ -234,6 +234,18 @@ def test_redirects_are_followed_with_L_only(server):
     assert (r.exit_code, r.stdout_bytes) == (0, events(2))
 
 
+@pytest.mark.parametrize("args, query, said", [
+    ((), "to=none&status=302", "HTTP 302 Found: no body and no Location to follow"),
+    (("-L",), "to=none&status=302", "HTTP 302 Found: no body and no Location to follow"),
+    (("-L",), "to=/sse&status=304", "HTTP 304 Not Modified: no body"),
+    ((), "to=/sse&status=304", "HTTP 304 Not Modified: no body"),
+])
+def test_a_3xx_that_cannot_be_followed_says_why_and_not_to_use_L(server, args, query, said):
+    r = fetch(*args, server.url(f"/redirect?{query}"))
+    assert r.exit_code == 6 and r.stdout_bytes == b""
+    assert r.stderr.strip().endswith(said), r.stderr
+
+
 def test_credentials_are_not_sent_to_another_origin_on_a_redirect(server):
     n = len(server.requests)
     other = f"http://localhost:{server.port}/capture/elsewhere"
