@@ -243,6 +243,13 @@ def _request(url, method, headers, data, json_data, provider, gen, base_url, red
     if provider is None:
         if url is None:
             raise FetchUsage("give a URL, or --provider with --model and --prompt")
+        given = [name for name, value in (("--model", gen.model), ("--prompt", gen.prompt), ("--system", gen.system),
+                                          ("--max-tokens", gen.max_tokens), ("--temperature", gen.temperature),
+                                          ("--reasoning", gen.reasoning), ("--param", gen.params), ("--base-url", base_url))
+                 if value not in (None, "", {})]
+        if given:  # they build a provider's body: with a URL they would be silently left out
+            raise FetchUsage(f"{', '.join(given)} {'goes' if len(given) == 1 else 'go'} with --provider "
+                             "(a URL's body is --data or --json)")
         url = _checked(with_scheme(url))
         if data is not None:
             pairs = _defaults([("Content-Type", "application/x-www-form-urlencoded")], pairs)

@@ -179,7 +179,7 @@ def _attempt(client, request, headers, attempt, run, follow_redirects, trace=Non
         raise UsageError(f"bad request: {exc}") from None
     if req.url.scheme not in ("http", "https"):
         raise UsageError(f"bad URL: {request.url!r} is not an http or https URL")
-    yield Sending(req.method, str(req.url), _raw(req.headers), request.body, attempt)
+    yield Sending(req.method, str(req.url), _sent_headers(req), request.body, attempt)
     req.extensions["trace"] = run.trace if trace is None else _both(run.trace, trace)
     dog = Watchdog(run, run.clock())  # the head is under the first-byte and total deadlines
     try:
@@ -258,6 +258,19 @@ def _head(response: httpx.Response, run: Run, final: bool = True) -> Head:
         time=run.elapsed(),
         final=final,
     )
+
+
+def _sent_headers(req) -> tuple[tuple[str, str], ...]:
+    """The request's headers as they go out: with the Basic credentials httpx adds as it
+    sends a URL's user:password (shown masked, as every secret)."""
+    headers = _raw(req.headers)
+    url = req.url
+    if (url.username or url.password) and "authorization" not in req.headers:
+        import base64
+
+        token = base64.b64encode(f"{url.username}:{url.password}".encode()).decode("ascii")
+        headers += (("Authorization", f"Basic {token}"),)
+    return headers
 
 
 def _raw(headers: httpx.Headers) -> tuple[tuple[str, str], ...]:

@@ -125,3 +125,14 @@ def test_a_socket_left_open_on_stdin_is_not_waited_for(server):
         theirs.close()
     assert r.returncode == 0, r.stderr
     assert json.loads(server.requests[n].body)["messages"][-1]["content"] == "Hi"
+
+
+@pytest.mark.parametrize("args, said", [
+    (["--prompt", "hi"], "--prompt goes with --provider"),
+    (["--model", "m", "--param", "a=1"], "--model, --param go with --provider"),
+    (["--base-url", "http://127.0.0.1:9/v1"], "--base-url goes with --provider"),
+])
+def test_the_options_of_a_providers_body_with_a_url_are_a_usage_error_not_left_out(args, said):
+    r = fetch(*args, "http://127.0.0.1:9/x")
+    assert r.returncode == 2 and not r.stdout
+    assert r.stderr.decode() == f"sse-tool fetch: {said} (a URL's body is --data or --json)\n"

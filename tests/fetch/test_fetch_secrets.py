@@ -103,13 +103,16 @@ def test_basic_credentials_from_the_url_are_masked_raw_and_in_base64(tmp_path):
     server = Catcher("127.0.0.1", answer=echo)
     rec = tmp_path / "b.rec"
     try:
-        done = run_fetch("--record", str(rec), f"http://alice:{PASSWORD}@127.0.0.1:{server.port}/x")
+        done = run_fetch("-v", "--record", str(rec), f"http://alice:{PASSWORD}@127.0.0.1:{server.port}/x")
     finally:
         server.close()
     assert done.returncode == 6
     for data in (done.stderr, rec.read_bytes()):
         assert PASSWORD.encode() not in data and basic.encode() not in data
     assert server.seen[0].header("authorization") == f"Basic {basic}"
+    # the header that went out is shown (-v) and recorded, masked, as every secret
+    assert "> Authorization: Basic <redacted>\n" in done.stderr.decode()
+    assert "> Authorization: Basic " in rec.read_text()
 
 
 def test_a_proxy_407_that_echoes_proxy_authorization_shows_no_credentials(tmp_path):
