@@ -11,7 +11,9 @@ The reader of a pipe is found in ``/proc`` (Linux): the process whose standard i
 the other end of our stdout, and its command line. Elsewhere, or when ``/proc`` cannot
 tell, the answer is False: notices are printed, as every stage did before. The shell
 starts both ends of a pipe at once, so the reader is nearly always there to be found; a
-short wait covers the one that is still being started.
+wait of up to 2 s covers one that a loaded machine is still starting (it is asked only
+when a stage has a notice to give, so a pipe that goes well never waits, and a reader
+that cannot be seen, another user's, delays a failure's one line by at most that).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ CARRIERS = frozenset({"frame", "normalize", "render"})
 _PROGRAM = (b"sse-tool", b"sse_tool")
 
 
-def read_by_a_stage(fd: int = 1, wait: float = 0.5, clock=time.monotonic, sleep=time.sleep) -> bool:
+def read_by_a_stage(fd: int = 1, wait: float = 2.0, clock=time.monotonic, sleep=time.sleep) -> bool:
     """True if ``fd`` is a pipe whose reader is a running ``frame``, ``normalize`` or
     ``render`` of sse-tool. On a loaded machine a stage may fail before the shell has
     started the next one, so while no reader is found, or the one found is still the

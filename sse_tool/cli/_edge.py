@@ -225,7 +225,10 @@ def end_message(end: End) -> str | None:
         return None
     if end.status is Status.ERROR:
         error = end.error or {}
-        return f"provider error: {error.get('type', 'error')}: {error.get('message', '')}".rstrip(": ")
+        kind, message = error.get("type"), error.get("message") or ""
+        # a type that says no more than "error" is left out: "error: error: ..." says nothing
+        return "provider error: " + (f"{kind}: {message}".rstrip(": ") if kind and kind != "error"
+                                     else message or "error")
     if end.status is Status.TRUNCATED:
         return f"truncated: {end.detail or 'the stream did not finish'}"
     if end.status is Status.INVALID:

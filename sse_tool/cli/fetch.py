@@ -282,10 +282,14 @@ def _request(url, method, headers, data, json_data, provider, gen, base_url, red
 def _checked(url: str) -> str:
     """``url``, if it can be read as a URL (a bracketed host that is an IP address, a port
     that is a number below 65536); else a usage error, before any connection."""
+    from ipaddress import ip_address
     from urllib.parse import urlsplit
 
     try:
-        urlsplit(url).port  # (reads the host and the port, and checks both)
+        parts = urlsplit(url)
+        parts.port  # (reads the host and the port, and checks both)
+        if "[" in parts.netloc:  # (Python before 3.11.4 does not check a bracketed host)
+            ip_address(parts.hostname or "")
     except ValueError as exc:
         raise FetchUsage(f"bad URL: {exc}") from None  # (not the URL itself: it may hold a key)
     return url

@@ -88,27 +88,32 @@ def frame(
                 received += len(chunk)
                 items = framer.feed(chunk)
                 if items:
+                    passed_on = _failure(items, passed_on, out)
                     out.send(b"".join(
                         dumps(event_record(i, json_data=json_data, offsets=offsets)) for i in items
                     ))
-                    passed_on = _failure(items, passed_on, out)
             end = framer.close()
             if end.items:
+                passed_on = _failure(end.items, passed_on, out)
                 out.send(b"".join(dumps(event_record(i, json_data=json_data, offsets=offsets))
                                   for i in end.items))
-                passed_on = _failure(end.items, passed_on, out)
+            last = None  # this stage's own failure record
             if not received:  # nothing at all: an earlier stage died without a word
                 stream_code, why = ExitCode.TRUNCATED, NO_STREAM
-                out.send(_record(stream_code, why))
+                last = _record(stream_code, why)
             elif end.truncated:
                 stream_code, why = ExitCode.TRUNCATED, f"truncated: {end.truncated} (at byte {end.offset})"
-                out.send(dumps(event_record(end.comment(), offsets=offsets)))
+                last = dumps(event_record(end.comment(), offsets=offsets))
             elif passed_on is not None:
                 stream_code, why = passed_on.code, passed_on.text
             else:
                 continue
-            # Ctrl-C ends a pipe quietly; a later stage of ours says the rest (in-band)
-            if stream_code != ExitCode.INTERRUPTED and not out.read_by_a_stage():
+            # Ctrl-C ends a pipe quietly; a later stage of ours says the rest (in-band).
+            # (Asked before the failure record goes out: a reader may end as soon as it has it.)
+            said_later = stream_code == ExitCode.INTERRUPTED or out.read_by_a_stage()
+            if last is not None:
+                out.send(last)
+            if not said_later:
                 warn("frame", f"{name}: {why}")
             if code is ExitCode.OK:
                 code = stream_code
@@ -128,7 +133,9 @@ def _record(code: int, reason: str) -> bytes:
 
 def _failure(items: list, known, out: Output):
     """The last exit marker among ``items`` (a reset voids one), else ``known``; notes
-    among them are said on stderr when no later stage will show them."""
+    among them are said on stderr when no later stage will show them. Called before the
+    items go out: whether a later stage reads this output is asked while it surely still
+    does (a reader may end as soon as it has a failure)."""
     for item in items:
         if type(item) is SseComment:
             marker = parse(item.text)
@@ -136,4 +143,6 @@ def _failure(items: list, known, out: Output):
                 pass_note(out, marker.text)
             elif marker is not None:
                 known = marker if marker.kind == EXIT else None
+                if known is not None:
+                    out.read_by_a_stage()  # (asked once, kept)
     return known

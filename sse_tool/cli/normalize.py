@@ -127,6 +127,9 @@ class _Writer:
                         or self.refused and record.status is Status.COMPLETE):
                     record = record._replace(exit=ExitCode.STOPPED_EARLY)  # later stages exit 9 too
                 self.end = record
+                if _may_say(record) or self.refused:
+                    # asked before the end record goes out: a reader may end once it has it
+                    self.out.read_by_a_stage()
             line = to_record(record)
             if transcript is not None:
                 if isinstance(record, Delta):
@@ -233,6 +236,13 @@ def normalize(
         writer.send([failed_end(code, f"normalize: {reason}", getattr(error, "offset", None))])
 
     run_stage("normalize", body, mark)
+
+
+def _may_say(end: End) -> bool:
+    """Whether normalize may have something to say of a stream that ends so (a failure, an
+    early stop, a detail): then whether a later stage shows it is worth asking."""
+    return (end.status is not Status.COMPLETE or end.exit is not None or bool(end.detail)
+            or stopped_early(end.stop_reason))
 
 
 def named(exc: BadInput, name: str) -> BadInput:

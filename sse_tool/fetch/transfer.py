@@ -88,6 +88,8 @@ def stream(
         )
     except ImportError:
         raise UsageError("--http2 needs the h2 package: pip install 'sse-tool[http2]'") from None
+    except httpx.InvalidURL as exc:  # a URL that reads as one, but not to httpx
+        raise UsageError(f"bad URL: {exc}") from None
     except OSError as exc:  # httpx loads SSL_CERT_FILE / SSL_CERT_DIR here
         raise UsageError(ca_text(exc, trust_env)) from None
     if any(n.lower() == "user-agent" and not v.strip() for n, v in request.headers):

@@ -120,3 +120,33 @@ def _ready(pid: int, fd: int) -> bool:
         return own and os.readlink(f"/proc/{pid}/fd/0") == os.readlink(f"/proc/self/fd/{fd}")
     except OSError:
         return False
+
+
+# A reader may end as soon as it has a failure (render ends at the end record): a failing
+# stage must ask whether a stage reads its output before that record goes out, or the
+# reader may be gone (then the stage waits for it, and says the failure twice). Whether it
+# asked in time is told by what it had written when it asked (a real reader races).
+
+
+@pytest.mark.parametrize("stage, stream, last", [
+    ("normalize", "openai-chat/groq-error-event.sse", b'"type":"end"'),
+    ("normalize", "openai-chat/openai-text-usage.cut-before-finish.sse", b'"type":"end"'),
+    ("frame", "anthropic/thinking-signature.cut-mid-frame.sse", b'"comment":"sse-tool exit'),
+])
+def test_a_failing_stage_asks_before_its_failure_record_goes_out(monkeypatch, stage, stream, last):
+    from typer.testing import CliRunner
+
+    from sse_tool.cli import _edge, app
+
+    from ..support import FIXTURES
+
+    written_when_asked = []
+
+    def asked(self):
+        written_when_asked.append(self._out.getvalue())
+        return True
+
+    monkeypatch.setattr(_edge.Output, "read_by_a_stage", asked)
+    result = CliRunner().invoke(app, [stage, str(FIXTURES / stream)])
+    assert result.exit_code in (3, 4) and last in result.stdout_bytes
+    assert written_when_asked and last not in written_when_asked[0]
