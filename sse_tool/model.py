@@ -61,6 +61,16 @@ EARLY_STOP_REASONS = frozenset({
 })
 
 
+def error_words(error: dict | None) -> str:
+    """A provider error's type and message in one line ("overloaded_error: Overloaded"); a
+    type that says no more than "error" is left out ("error: error: ..." says nothing)."""
+    error = error or {}
+    kind, message = error.get("type"), error.get("message") or ""
+    if kind and kind != "error":
+        return f"{kind}: {message}".rstrip(": ")
+    return str(message) or "error"
+
+
 def stopped_early(stop_reason: str | None) -> bool:
     """Whether a completed stream's stop reason means the answer was cut short."""
     return isinstance(stop_reason, str) and stop_reason.lower() in EARLY_STOP_REASONS

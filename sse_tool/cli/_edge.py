@@ -219,16 +219,12 @@ def end_exit_code(end: End, strict: bool = False) -> ExitCode:
 def end_message(end: End) -> str | None:
     """One line saying why a stream did not simply complete, or None (nothing to say
     about an interruption: Ctrl-C ends every stage of a pipe quietly)."""
-    from ..model import Status
+    from ..model import Status, error_words
 
     if end.exit == ExitCode.INTERRUPTED:
         return None
     if end.status is Status.ERROR:
-        error = end.error or {}
-        kind, message = error.get("type"), error.get("message") or ""
-        # a type that says no more than "error" is left out: "error: error: ..." says nothing
-        return "provider error: " + (f"{kind}: {message}".rstrip(": ") if kind and kind != "error"
-                                     else message or "error")
+        return f"provider error: {error_words(end.error)}"
     if end.status is Status.TRUNCATED:
         return f"truncated: {end.detail or 'the stream did not finish'}"
     if end.status is Status.INVALID:

@@ -13,7 +13,7 @@ from bisect import bisect_left, bisect_right
 from itertools import accumulate
 from operator import add, itemgetter, sub
 
-from ..model import EARLY_STOP_REASONS, End, Status
+from ..model import EARLY_STOP_REASONS, End, Status, error_words
 from .report import Burst, Gaps, Rate, Stall, Tokens
 
 #: see ``burst``: the share of the content counted, the slots of the content window, the
@@ -266,11 +266,7 @@ def verdict(end: End | None, *, events: int, cut: str | None, terminal: bool,
             return "truncated", "interrupted", outcome_detail or "stopped before any byte"
         return "truncated", "empty", "no byte arrived"
     if end.status is Status.ERROR:
-        error = end.error or {}
-        kind, message = error.get("type"), error.get("message") or ""
-        # a type that says no more than "error" is left out: "error: error: ..." says nothing
-        text = f"{kind}: {message}".rstrip(": ") if kind and kind != "error" else message or "error"
-        return "error", "provider_error", text
+        return "error", "provider_error", error_words(end.error)
     if end.status is Status.COMPLETE:
         cause = stop_cause(end.stop_reason)
         text = f"stop reason {end.stop_reason}" if end.stop_reason else "the terminal event arrived"

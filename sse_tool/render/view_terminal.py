@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 
 from ..marker import NO_STREAM
-from ..model import End, Status, stopped_early
+from ..model import End, Status, error_words, stopped_early
 from ..plural import count
 from .blocks import Splitter, is_open_fence
 from .draft import Draft
@@ -160,9 +160,7 @@ class TerminalView:
 
     def _failure(self, end: End, answer: str, shown: str, width: int) -> list[str]:
         if end.status is Status.ERROR:
-            err = end.error or {}
-            kind, text = err.get("type"), err.get("message") or ""
-            message = "\u2717 provider error: " + (f"{kind}: {text}" if kind and kind != "error" else text or "error")
+            message = f"\u2717 provider error: {error_words(end.error)}"
         elif end.status is Status.TRUNCATED and end.detail == NO_STREAM:
             message = f"\u2717 {NO_STREAM}"
         elif end.status is Status.TRUNCATED:

@@ -125,3 +125,17 @@ def test_the_end_record_says_whether_each_calls_arguments_are_whole_json(pieces,
 def test_a_stream_without_tool_calls_has_no_summary():
     end = json.loads(run("normalize", str(SAMPLES / "anthropic-thinking.sse")).stdout.splitlines()[-1])
     assert "tool_calls" not in end
+
+
+@pytest.mark.parametrize("error, words", [
+    ({"type": "overloaded_error", "message": "Overloaded"}, "overloaded_error: Overloaded"),
+    ({"type": "error", "message": "internal server error"}, "internal server error"),
+    ({"message": "boom"}, "boom"),
+    ({"type": "rate_limit"}, "rate_limit"),
+    ({}, "error"),
+    (None, "error"),
+])
+def test_a_provider_error_is_said_in_one_line_without_a_type_that_says_nothing(error, words):
+    from sse_tool.model import error_words
+
+    assert error_words(error) == words
