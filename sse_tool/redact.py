@@ -42,6 +42,13 @@ def is_masked(value: str) -> bool:
     return rest in ("", MASK) or set(rest) <= set("*#~X")
 
 
+def basic_token(user: str, password: str) -> str:
+    """The base64 of ``user:password``: what a Basic Authorization header carries."""
+    import base64
+
+    return base64.b64encode(f"{user}:{password}".encode("utf-8")).decode("ascii")
+
+
 class Redactor:
     """Masks secrets; ``learn_*`` first, so the values can be recognised wherever they reappear."""
 
@@ -69,10 +76,8 @@ class Redactor:
     def learn_basic(self, user: str, password: str) -> None:
         """A Basic credential: the password, and the base64 of ``user:password`` that goes
         out in an Authorization or Proxy-Authorization header (and may be echoed back)."""
-        import base64
-
         self.learn(password)
-        self.learn(base64.b64encode(f"{user}:{password}".encode("utf-8")).decode("ascii"))
+        self.learn(basic_token(user, password))
 
     def learn_headers(self, headers: Iterable[tuple[str, str]]) -> None:
         for name, value in headers:

@@ -175,7 +175,7 @@ def _check_one(name: str, chunks, report: "_Report", provider: str, source: str,
         if source == "recording" or head.startswith(_MAGIC):
             data = head + b"".join(chunks)
             if not data:
-                raise _NoStream(name)
+                raise _NoStream
             report.begin(name, plain=False)
             found, checker = check_recording(data, provider, max_event_size=limit)
             take(found)
@@ -191,7 +191,7 @@ def _check_one(name: str, chunks, report: "_Report", provider: str, source: str,
         take(checker.feed(chunk))
     if not received:
         report.discard()
-        raise _NoStream(name)
+        raise _NoStream
     take(checker.close())
     report.end(_about(checker))
     return failed

@@ -82,9 +82,10 @@ def replay(
     def body() -> int:
         nonlocal out
         out = Output()
-        data = b"".join(chunk for _, chunks in inputs([file]) for chunk in chunks)
+        for name, chunks in inputs([file]):  # (one input; read while it is open)
+            data = b"".join(chunks)
         if not data:  # nothing to play: never a success (the next stage would say the same)
-            warn("replay", f"{'<stdin>' if file == '-' else file}: {NO_STREAM}")
+            warn("replay", f"{name}: {NO_STREAM}")
             return ExitCode.TRUNCATED
         if is_recording(data):
             if rate is not None:

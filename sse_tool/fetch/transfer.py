@@ -268,10 +268,9 @@ def _sent_headers(req) -> tuple[tuple[str, str], ...]:
     headers = _raw(req.headers)
     url = req.url
     if (url.username or url.password) and "authorization" not in req.headers:
-        import base64
+        from ..redact import basic_token
 
-        token = base64.b64encode(f"{url.username}:{url.password}".encode()).decode("ascii")
-        headers += (("Authorization", f"Basic {token}"),)
+        headers += (("Authorization", f"Basic {basic_token(url.username, url.password)}"),)
     return headers
 
 
