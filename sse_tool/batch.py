@@ -5,7 +5,9 @@ A framer hands the reader every complete event of a chunk at once. Most of them 
 the provider's common delta event, or a line of an earlier sse-tool stage, each in one
 exact shape. Reading them one at a time costs a ``loads`` and a few tests in Python
 each; here a whole batch is read with one regex over the lines joined by ``\\n`` and
-one ``loads`` of the JSON strings the regex captured, joined into an array.
+one ``loads`` of the JSON strings the regex captured, joined into an array. An earlier
+stage's lines come so already (``ndjson.LineRun``): no event is made of a line the
+batch reads.
 
 That one ``loads`` decodes each literal as its own would because the patterns match a
 whole line holding one complete JSON string literal (group 2) and no array or object it
@@ -43,6 +45,7 @@ from operator import attrgetter, itemgetter
 from orjson import JSONDecodeError, loads
 
 from .model import Channel, Delta, Record
+from .ndjson import LineRun
 from .sse import SseComment
 from .wire import JSON_STRING
 
@@ -63,8 +66,8 @@ def delta_lines(items: list, out: list[Record]) -> bool:
     their records and return True; else do nothing and return False."""
     if not _lines_of(items):
         return False
-    found = _found(b"\n".join(map(_DATA, items)), len(items), _lines_regex(_DELTA_LINES))
-    if found is None or not all(map(_KEY, found)):
+    found = _found(items, _lines_regex(_DELTA_LINES, others=True))
+    if found is None or not all(map(_KEY, found)):  # (another line captures no key)
         return False
     texts = _texts(found)
     if texts is None:
@@ -81,7 +84,7 @@ def quick_records(items: list, pattern: bytes, channels: dict, refused: frozense
     each item is read alone)."""
     if not _lines_of(items):
         return None
-    found = _found(b"\n".join(map(_DATA, items)), len(items), _lines_regex(pattern, others=True))
+    found = _found(items, _lines_regex(pattern, others=True))
     if found is None:
         return None
     ready = _deltas(found, _texts(found), channels)
@@ -101,7 +104,7 @@ def frame_deltas(items: list, pattern: bytes, channels: dict, refused: frozenset
     """
     if not _lines_of(items):
         return None
-    found = _found(b"\n".join(map(_DATA, items)), len(items), _lines_regex(_in_record(pattern, refused), others=True))
+    found = _found(items, _lines_regex(_in_record(pattern, refused), others=True))
     if found is None:
         return None
     # A literal _ESCAPED_STRING matched holds no escape of the record's string but \\ and
@@ -163,6 +166,8 @@ def _in_record(pattern: bytes, refused: frozenset = frozenset()) -> bytes:
 def _lines_of(items: list) -> bool:
     """Whether every item is an event whose data is the bytes that arrived (no comment
     among them: a marker is read alone, in its place)."""
+    if type(items) is LineRun:
+        return True
     return SseComment not in set(map(type, items)) and type(items[0].data) is bytes
 
 
@@ -178,11 +183,14 @@ def _lines_regex(pattern: bytes, others: bool = False):
     return regex
 
 
-def _found(joined: bytes, count: int, regex) -> list | None:
-    """``regex.findall`` over ``count`` lines joined by ``\\n``, one match per line; None
-    if the matches are not one per line."""
-    found = regex.findall(joined)
-    return found if len(found) == count else None
+def _found(items, regex) -> list | None:
+    """``regex.findall`` over the items' data joined by LF; None unless there is one match
+    per item. (A regex made with ``others`` matches each line once, ``^`` to ``$``, and
+    no pattern spans lines: a ``LineRun``, whose lines are not counted, is not checked.)"""
+    if type(items) is LineRun:
+        return regex.findall(items.data)
+    found = regex.findall(b"\n".join(map(_DATA, items)))
+    return found if len(found) == len(items) else None
 
 
 def _texts(found: list) -> list | None:

@@ -16,12 +16,15 @@ With ``raw=True`` (for a reader that parses every line as JSON) an event's ``dat
 line's bytes, not decoded: orjson reads bytes directly, so decoding first would only be
 undone. A chunk of lines that each start with ``{`` (no blank line, no marker, no CR),
 nearly every chunk of such lines, is then checked with a few C calls and its lines handed
-out without looking at each one.
+out without looking at each one. With ``runs=True`` as well, such a chunk's lines come
+as one ``LineRun``: a sequence of those same events, made only when asked for, which a
+reader of whole batches (``batch.py``) reads in the bytes as they arrived.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from itertools import accumulate, islice, repeat
 from operator import add, sub
 
@@ -43,10 +46,13 @@ _LF_NOT_BRACE = re.compile(rb"\n(?!\{)")
 class NdjsonParser:
     """Incremental line framer: ``feed(bytes) -> list[SseEvent]``, then ``close()``."""
 
-    def __init__(self, *, max_event_size: int = DEFAULT_MAX_EVENT_SIZE, raw: bool = False) -> None:
+    def __init__(self, *, max_event_size: int = DEFAULT_MAX_EVENT_SIZE, raw: bool = False,
+                 runs: bool = False) -> None:
         self.max_event_size = max_event_size
         #: events' data as the line's bytes, not decoded
         self.raw = raw
+        #: with ``raw``: a chunk of plain lines as one ``LineRun`` (not a list of events)
+        self.runs = raw and runs
         self._pos = 0  # input offset where the unterminated line starts
         self._partial: list[bytes] = []
         self._partial_len = 0
@@ -69,6 +75,10 @@ class NdjsonParser:
             if chunk.startswith(BOM):
                 chunk = chunk[len(BOM):]
                 self._pos = len(BOM)
+        if self.runs and not self._first:
+            run = self._run(chunk)
+            if run is not None:
+                return run
         lines = chunk.split(b"\n")
         rest = lines.pop()
         out: list = []
@@ -126,6 +136,28 @@ class NdjsonParser:
                 and (len(chunk) + len(lines[0]) <= self.max_event_size
                      or max(map(len, lines)) <= self.max_event_size))
 
+    def _run(self, chunk: bytes):
+        """The lines the chunk completes as one ``LineRun``, if each starts with ``{`` and
+        none holds a CR or is over the size limit (as ``_plain`` checks them), else None
+        (nothing done: ``feed`` reads the chunk)."""
+        cut = chunk.rfind(b"\n")
+        if cut < 0 or 13 in chunk:
+            return None
+        block = b"".join([*self._partial, chunk[:cut]]) if self._partial else chunk[:cut]
+        if (block[:1] != b"{" or 13 in block or _LF_NOT_BRACE.search(block) is not None
+                or len(block) > self.max_event_size):  # (a longer block: _plain checks each line)
+            return None
+        rest = chunk[cut + 1:]
+        if len(rest) > self.max_event_size:
+            return None  # feed fails it, after the lines before it
+        self._partial.clear()
+        if rest:
+            self._partial.append(rest)
+        self._partial_len = len(rest)
+        run = LineRun(block, self._pos)
+        self._pos += len(block) + 1
+        return run
+
     def _fail(self, exc: EventTooLarge, out: list) -> list:
         # Lines before the oversized one are good data: hand them out first, fail next call.
         self._error = exc
@@ -161,6 +193,51 @@ class NdjsonParser:
         if text.strip() or self._head:
             return FrameEnd("input ended in the middle of a line (no final newline)", end)
         return FrameEnd(None, end)
+
+
+class LineRun(Sequence):
+    """Complete lines of JSON, each an event (``SseEvent``, its data the line's bytes), as
+    ``NdjsonParser(raw=True)`` would give them one by one; held as the bytes they arrived
+    as (``data``: the lines joined by LF) and made into events only when one is asked for.
+    A reader of whole batches reads ``data`` with one regex call (``batch.py``), and asks
+    for an event only where that read leaves one to read alone."""
+
+    __slots__ = ("data", "offset", "_lines", "_starts")
+
+    def __init__(self, data: bytes, offset: int) -> None:
+        self.data = data
+        #: where the first line starts in the input
+        self.offset = offset
+        self._lines: list[bytes] | None = None
+        self._starts: list[int] | None = None
+
+    def __len__(self) -> int:
+        return self.data.count(b"\n") + 1 if self._lines is None else len(self._lines)
+
+    def __getitem__(self, i):
+        if type(i) is slice:
+            return self.events()[i]
+        lines, starts = self._split()
+        line, start = lines[i], starts[i if i >= 0 else i - 1]  # (one start more than lines)
+        return _new(SseEvent, ("message", line, None, None, start, start + len(line)))
+
+    def __iter__(self):
+        return iter(self.events())
+
+    def events(self) -> list[SseEvent]:
+        """Every event, built by C calls (each end one short of the next start)."""
+        lines, starts = self._split()
+        ends = map(sub, islice(starts, 1, None), repeat(1))
+        return list(map(_new, repeat(SseEvent), zip(repeat("message"), lines, repeat(None), repeat(None),
+                                                    starts, ends)))
+
+    def _split(self) -> tuple[list[bytes], list[int]]:
+        """The lines, and where each starts (a running sum of their sizes, line ends
+        included), then where the next would."""
+        if self._lines is None:
+            self._lines = self.data.split(b"\n")
+            self._starts = list(accumulate(map(add, map(len, self._lines), repeat(1)), initial=self.offset))
+        return self._lines, self._starts
 
 
 def _is_json(text: bytes) -> bool:

@@ -35,7 +35,7 @@ from .model import (
     RECORD_TYPES, Channel, Delta, End, Note, Record, Reset, Status, ToolCall,
     from_record,
 )
-from .ndjson import NdjsonParser
+from .ndjson import LineRun, NdjsonParser
 from .normalize import Normalizer, failed_end
 from .sse import DEFAULT_MAX_EVENT_SIZE, FrameEnd, SseComment, SseEvent
 from .think import ThinkTags
@@ -77,8 +77,9 @@ class RecordReader:
         self.source: str | None = None if source == "auto" else source
         self.max_event_size = max_event_size
         #: what the framer returned for the last ``feed`` or ``close`` (events, reset
-        #: markers, or JSON lines before they are read), for a caller that looks at the
-        #: stream's shape beside its records (``inspect``)
+        #: markers, or JSON lines before they are read; a sequence, a list or a
+        #: ``ndjson.LineRun``), for a caller that looks at the stream's shape beside its
+        #: records (``inspect``)
         self.items: list = []
         #: the framing's end, once ``close`` has run (None before, or if nothing arrived)
         self.frame_end: FrameEnd | None = None
@@ -226,7 +227,7 @@ class RecordReader:
         # Events' data as bytes (SSE, NDJSON, JSON lines): it is parsed as JSON here, and
         # orjson reads UTF-8 bytes, so decoding first would only be undone.
         if kind in ("events", "records"):
-            self._framer = NdjsonParser(max_event_size=self.max_event_size, raw=True)
+            self._framer = NdjsonParser(max_event_size=self.max_event_size, raw=True, runs=self.fast)
         else:
             # Other comments mean nothing here (the SSE parser reports the reset marker anyway).
             self._framer = make_framer(kind, max_event_size=self.max_event_size, raw=True)
@@ -271,7 +272,7 @@ class RecordReader:
     def _pass(self, items: list, out: list[Record]) -> None:
         """Channel records, passed through (a delta line is read with a few plain tests;
         any other line by ``from_record``, which type-checks every field)."""
-        if self.fast and len(items) > 1 and self._deltas(items, out):
+        if self.fast and (type(items) is LineRun or len(items) > 1) and self._deltas(items, out):
             return
         for item in items:
             if type(item) is SseComment:
@@ -310,12 +311,12 @@ class RecordReader:
         # the records of the adapter's common delta event, read for a whole batch of events
         # at once where the adapter knows its exact lines (a Delta for each such event)
         ready = None
-        if quick is not None and len(items) > 1:
+        if quick is not None and (type(items) is LineRun or len(items) > 1):
             shape = normalizer.fast_lines()
             if shape is not None:
                 ready = (frame_deltas if lines else quick_records)(items, *shape)
         think = self._think
-        count, i = len(items), 0
+        count, i = len(ready) if ready is not None else len(items), 0  # (a LineRun's lines counted once)
         # where the batch read no record, or (while <think> tags may open the answer) an
         # answer's: each is handled alone, the records between added in one go (tested by
         # identity: a record's == is Python code)

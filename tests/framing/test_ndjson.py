@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from sse_tool.errors import EventTooLarge
-from sse_tool.ndjson import NdjsonParser
+from sse_tool.ndjson import LineRun, NdjsonParser
 
 
 def parse(*chunks: bytes, **options):
@@ -52,12 +52,12 @@ def test_a_leading_bom_is_stripped():
     assert items[0].data == "{}" and items[0].offset == 3
 
 
+@pytest.mark.parametrize("options", [{}, {"raw": True}, {"raw": True, "runs": True}])
+@pytest.mark.parametrize("stream", [b"{}\n12345678\r\n{}\n", b"{}\n{}\n{12345678}\n{}\n{}\n{1}\n"])
 @pytest.mark.parametrize("limit", [7, 8, 9, 10])
-def test_the_limit_trips_at_the_same_line_whatever_the_chunking(limit):
-    stream = b"{}\n12345678\r\n{}\n"
-
+def test_the_limit_trips_at_the_same_line_whatever_the_chunking(limit, stream, options):
     def outcome(*chunks):
-        parser, items = NdjsonParser(max_event_size=limit), []
+        parser, items = NdjsonParser(max_event_size=limit, **options), []
         try:
             for chunk in chunks:
                 items += parser.feed(chunk)
@@ -68,6 +68,8 @@ def test_the_limit_trips_at_the_same_line_whatever_the_chunking(limit):
     whole = outcome(stream)
     for i in range(len(stream) + 1):
         assert outcome(stream[:i], stream[i:]) == whole, f"cut at {i}"
+        for j in range(i, len(stream) + 1):
+            assert outcome(stream[:i], stream[i:j], stream[j:]) == whole, f"cut at {i} and {j}"
 
 
 LINES = [b'{"a": 1}', b'{"b": "\xc3\xb1"}', b"", b"  ", b": sse-tool reset", b'["x"]', b" {}", b'"s"', b"{}\r"]
@@ -81,6 +83,34 @@ def test_raw_lines_read_a_chunk_at_once_as_decoded_lines_read_one_at_a_time(line
     raw, raw_end = parse(stream[:9], stream[9:], raw=True)
     each, each_end = parse(*(bytes([b]) for b in stream))
     assert [decoded(item) for item in raw] == each and raw_end == each_end
+
+
+@given(st.lists(st.sampled_from(LINES), min_size=1, max_size=12), st.integers(0, 3),
+       st.lists(st.integers(0, 200), max_size=6))
+def test_runs_of_lines_are_the_events_of_the_lines_read_one_at_a_time(lines, first, cuts):
+    # runs=True hands a chunk of plain lines out as one LineRun, read lazily: as a
+    # sequence it is the events raw=True makes, whatever the chunking
+    stream = b"".join(line + b"\n" for line in [*LINES[first:first + 1], *lines])
+    cuts = sorted({0, len(stream), *(c % (len(stream) + 1) for c in cuts)})
+    chunks = [stream[a:b] for a, b in zip(cuts, cuts[1:])]
+    assert parse(*chunks, raw=True, runs=True) == parse(*chunks, raw=True) == parse(stream, raw=True)
+
+
+def test_a_run_is_a_sequence_of_the_events_it_holds():
+    parser = NdjsonParser(raw=True, runs=True)
+    first = parser.feed(b'{"a": 1}\n')  # the first line decides many-line JSON: read alone
+    run = parser.feed(b'{"b": 2}\n{"c": 3}\n{"d"')
+    assert type(first) is list and type(run) is LineRun
+    assert run.data == b'{"b": 2}\n{"c": 3}' and run.offset == 9 and len(run) == 2
+    events = parse(b'{"a": 1}\n{"b": 2}\n{"c": 3}\n', raw=True)[0][1:]
+    assert list(run) == run.events() == events and run[:] == events and run[1:] == events[1:]
+    assert (run[0], run[1], run[-1], run[-2]) == (events[0], events[1], events[1], events[0])
+    with pytest.raises(IndexError):
+        run[2]
+    assert [e.data for e in parser.feed(b': 3}\n')] == [b'{"d": 3}']  # the partial line goes on
+    # a chunk with a marker, a blank line or a CR is read line by line, as without runs
+    for chunk in (b'{}\n: sse-tool reset\n', b'{}\n\n{}\n', b'{}\r\n{}\n'):
+        assert type(parser.feed(chunk)) is list
 
 
 def decoded(item):
