@@ -14,7 +14,8 @@ checks that they give the same output:
 2. ``sse-tool render`` into a pipe (a file), reading ``normalize``'s records, as a
    process (target: 2x before), and in process;
 3. ``sse-tool frame | normalize | render`` (target: 2x the MB/s before, and the CPU of
-   the whole pipe at most 1.5x ``frame``'s alone), with ``frame`` alone beside it;
+   the whole pipe at most 1.5x ``frame``'s alone), with ``frame`` alone beside it, and
+   the same work in one process (``render`` reading the raw SSE; the same output);
 4. ``frame`` in process and as a process (target: no regression), and each stage's
    start-up on an empty input (target: no regression).
 
@@ -120,17 +121,23 @@ def pipe_rows(trees, corpora: dict, n: int) -> None:
             runs[f"{t.label} pipe"] = lambda t=t: pipe(t)
             runs[f"{t.label} frame"] = lambda t=t: run_process([*t.command(), "frame"], stdin=str(path),
                                                                 env=t.env(), cwd=t.root, ok=OK)
-        results = rounds.rounds(runs, n, agree=[[f"{t.label} pipe" for t in trees],
+            # the pipe's work in one process: render reads the raw SSE itself
+            runs[f"{t.label} one"] = lambda t=t: run_process([*t.command(), "render"], stdin=str(path),
+                                                              env=t.env(), cwd=t.root, ok=OK)
+        results = rounds.rounds(runs, n, agree=[[f"{t.label} {k}" for t in trees for k in ("pipe", "one")],
                                                 [f"{t.label} frame" for t in trees]])
         before, now = trees[0].label, trees[1].label
         row(f"{name}: the pipe, wall", results, f"{before} pipe", f"{now} pipe", size, key="wall")
         row(f"{name}: the pipe, CPU of its 3 processes", results, f"{before} pipe", f"{now} pipe")
         row(f"{name}: frame alone, CPU", results, f"{before} frame", f"{now} frame")
+        row(f"{name}: render < SSE (one process), CPU", results, f"{before} one", f"{now} one")
         for t in trees:
             per = [spread(c[i] for c in stages[t.label]).median for i in range(len(STAGES))]
             r = ratio(results, f"{t.label} pipe", f"{t.label} frame")
+            one = ratio(results, f"{t.label} one", f"{t.label} frame")
             print(f"  {name}, {t.label}: CPU per stage " + " / ".join(f"{c:.2f}" for c in per)
-                  + f" s; the pipe's CPU is {r:.2f}x frame's alone (target now: <= 1.5)")
+                  + f" s; the pipe's CPU is {r:.2f}x frame's alone (target now: <= 1.5);"
+                  f" its work in one process (render < SSE) {one:.2f}x")
 
 
 def frame_rows(trees, corpora: dict, n: int) -> None:
