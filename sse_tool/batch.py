@@ -5,9 +5,9 @@ A framer hands the reader every complete event of a chunk at once. Most of them 
 the provider's common delta event, or a line of an earlier sse-tool stage, each in one
 exact shape. Reading them one at a time costs a ``loads`` and a few tests in Python
 each; here a whole batch is read with one regex over the lines joined by ``\\n`` and
-one ``loads`` of the JSON strings the regex captured, joined into an array. An earlier
-stage's lines come so already (``ndjson.LineRun``): no event is made of a line the
-batch reads.
+one ``loads`` of the JSON strings the regex captured, joined into an array. A run of
+events the framer read at once comes so already (``runs.EventRun``): no event is made of
+one the batch reads.
 
 That one ``loads`` decodes each literal as its own would because the patterns match a
 whole line holding one complete JSON string literal (group 2) and no array or object it
@@ -45,7 +45,7 @@ from operator import attrgetter, itemgetter
 from orjson import JSONDecodeError, loads
 
 from .model import Channel, Delta, Record
-from .ndjson import LineRun
+from .runs import EventRun
 from .sse import SseComment
 from .wire import JSON_STRING
 
@@ -107,13 +107,13 @@ def frame_deltas(items: list, pattern: bytes, channels: dict, refused: frozenset
     found = _found(items, _lines_regex(_in_record(pattern, refused), others=True))
     if found is None:
         return None
-    # A literal _ESCAPED_STRING matched holds no escape of the record's string but \\ and
-    # \" (each quote ends a \", each other run of backslashes is of whole pairs), so two
-    # replaces take it out of that string: the literal as the provider sent it, then read
-    # as _texts reads the raw ones (one loads, not one for the record's string and another)
-    joined = b"[" + b",".join([lit or rb'\"\"' for lit in map(_LITERAL, found)]) + b"]"
+    # Each literal is a piece of the record's string: joined by commas between "[ and ]",
+    # they are a JSON string whose value is a JSON array of the literals as the provider
+    # sent them; two loads read it (faster than taking the record's escapes off by two
+    # replaces, then one loads)
+    joined = b'"[' + b",".join([lit or rb'\"\"' for lit in map(_LITERAL, found)]) + b']"'
     try:
-        texts = loads(joined.replace(b'\\"', b'"').replace(b"\\\\", b"\\"))
+        texts = loads(loads(joined))
     except JSONDecodeError:
         return None
     return _deltas(found, texts, channels)
@@ -166,7 +166,7 @@ def _in_record(pattern: bytes, refused: frozenset = frozenset()) -> bytes:
 def _lines_of(items: list) -> bool:
     """Whether every item is an event whose data is the bytes that arrived (no comment
     among them: a marker is read alone, in its place)."""
-    if type(items) is LineRun:
+    if isinstance(items, EventRun):
         return True
     return SseComment not in set(map(type, items)) and type(items[0].data) is bytes
 
@@ -186,8 +186,8 @@ def _lines_regex(pattern: bytes, others: bool = False):
 def _found(items, regex) -> list | None:
     """``regex.findall`` over the items' data joined by LF; None unless there is one match
     per item. (A regex made with ``others`` matches each line once, ``^`` to ``$``, and
-    no pattern spans lines: a ``LineRun``, whose lines are not counted, is not checked.)"""
-    if type(items) is LineRun:
+    no pattern spans lines: a run's events, which are not counted, are not checked.)"""
+    if isinstance(items, EventRun):
         return regex.findall(items.data)
     found = regex.findall(b"\n".join(map(_DATA, items)))
     return found if len(found) == len(items) else None

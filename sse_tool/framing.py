@@ -116,13 +116,14 @@ def check_text(head: bytes, final: bool = False) -> bool:
 
 
 def make_framer(kind: str, *, comments: bool = False, max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
-                raw: bool = False):
+                raw: bool = False, runs: bool = False):
     """The framer for ``kind``; ``raw``: events' data as bytes where the framer can give
-    them (SSE and NDJSON: ``SseEvent.data``), for a reader that parses it as JSON."""
+    them (SSE and NDJSON: ``SseEvent.data``), for a reader that parses it as JSON; with
+    ``runs`` too, a run read at once as one ``runs.EventRun``."""
     if kind == "sse":
-        return SseParser(comments=comments, max_event_size=max_event_size, raw=raw)
+        return SseParser(comments=comments, max_event_size=max_event_size, raw=raw, runs=runs)
     if kind == "ndjson":
-        return NdjsonParser(max_event_size=max_event_size, raw=raw)
+        return NdjsonParser(max_event_size=max_event_size, raw=raw, runs=runs)
     return FRAMERS[kind](max_event_size=max_event_size)
 
 

@@ -17,14 +17,13 @@ line's bytes, not decoded: orjson reads bytes directly, so decoding first would 
 undone. A chunk of lines that each start with ``{`` (no blank line, no marker, no CR),
 nearly every chunk of such lines, is then checked with a few C calls and its lines handed
 out without looking at each one. With ``runs=True`` as well, such a chunk's lines come
-as one ``LineRun``: a sequence of those same events, made only when asked for, which a
-reader of whole batches (``batch.py``) reads in the bytes as they arrived.
+as one ``runs.LineRun``: a sequence of those same events, made only when asked for,
+which a reader of whole batches (``batch.py``) reads in the bytes as they arrived.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from itertools import accumulate, islice, repeat
 from operator import add, sub
 
@@ -34,6 +33,7 @@ from .decode import BOM, decode_field
 from .errors import EventTooLarge
 from .jsonarray import JsonArrayParser
 from .marker import from_line
+from .runs import LineRun
 from .sse import DEFAULT_MAX_EVENT_SIZE, FrameEnd, SseComment, SseEvent
 
 
@@ -193,51 +193,6 @@ class NdjsonParser:
         if text.strip() or self._head:
             return FrameEnd("input ended in the middle of a line (no final newline)", end)
         return FrameEnd(None, end)
-
-
-class LineRun(Sequence):
-    """Complete lines of JSON, each an event (``SseEvent``, its data the line's bytes), as
-    ``NdjsonParser(raw=True)`` would give them one by one; held as the bytes they arrived
-    as (``data``: the lines joined by LF) and made into events only when one is asked for.
-    A reader of whole batches reads ``data`` with one regex call (``batch.py``), and asks
-    for an event only where that read leaves one to read alone."""
-
-    __slots__ = ("data", "offset", "_lines", "_starts")
-
-    def __init__(self, data: bytes, offset: int) -> None:
-        self.data = data
-        #: where the first line starts in the input
-        self.offset = offset
-        self._lines: list[bytes] | None = None
-        self._starts: list[int] | None = None
-
-    def __len__(self) -> int:
-        return self.data.count(b"\n") + 1 if self._lines is None else len(self._lines)
-
-    def __getitem__(self, i):
-        if type(i) is slice:
-            return self.events()[i]
-        lines, starts = self._split()
-        line, start = lines[i], starts[i if i >= 0 else i - 1]  # (one start more than lines)
-        return _new(SseEvent, ("message", line, None, None, start, start + len(line)))
-
-    def __iter__(self):
-        return iter(self.events())
-
-    def events(self) -> list[SseEvent]:
-        """Every event, built by C calls (each end one short of the next start)."""
-        lines, starts = self._split()
-        ends = map(sub, islice(starts, 1, None), repeat(1))
-        return list(map(_new, repeat(SseEvent), zip(repeat("message"), lines, repeat(None), repeat(None),
-                                                    starts, ends)))
-
-    def _split(self) -> tuple[list[bytes], list[int]]:
-        """The lines, and where each starts (a running sum of their sizes, line ends
-        included), then where the next would."""
-        if self._lines is None:
-            self._lines = self.data.split(b"\n")
-            self._starts = list(accumulate(map(add, map(len, self._lines), repeat(1)), initial=self.offset))
-        return self._lines, self._starts
 
 
 def _is_json(text: bytes) -> bool:

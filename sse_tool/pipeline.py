@@ -35,8 +35,9 @@ from .model import (
     RECORD_TYPES, Channel, Delta, End, Note, Record, Reset, Status, ToolCall,
     from_record,
 )
-from .ndjson import LineRun, NdjsonParser
+from .ndjson import NdjsonParser
 from .normalize import Normalizer, failed_end
+from .runs import EventRun
 from .sse import DEFAULT_MAX_EVENT_SIZE, FrameEnd, SseComment, SseEvent
 from .think import ThinkTags
 from .toolcalls import ToolCallCheck
@@ -78,7 +79,7 @@ class RecordReader:
         self.max_event_size = max_event_size
         #: what the framer returned for the last ``feed`` or ``close`` (events, reset
         #: markers, or JSON lines before they are read; a sequence, a list or a
-        #: ``ndjson.LineRun``), for a caller that looks at the stream's shape beside its
+        #: ``runs.EventRun``), for a caller that looks at the stream's shape beside its
         #: records (``inspect``)
         self.items: list = []
         #: the framing's end, once ``close`` has run (None before, or if nothing arrived)
@@ -230,7 +231,7 @@ class RecordReader:
             self._framer = NdjsonParser(max_event_size=self.max_event_size, raw=True, runs=self.fast)
         else:
             # Other comments mean nothing here (the SSE parser reports the reset marker anyway).
-            self._framer = make_framer(kind, max_event_size=self.max_event_size, raw=True)
+            self._framer = make_framer(kind, max_event_size=self.max_event_size, raw=True, runs=self.fast)
         if kind != "records":
             self.normalizer = Normalizer(self.provider, lenient=self.lenient,
                                          hold_broken=kind in ("ndjson", "events"))
@@ -272,7 +273,7 @@ class RecordReader:
     def _pass(self, items: list, out: list[Record]) -> None:
         """Channel records, passed through (a delta line is read with a few plain tests;
         any other line by ``from_record``, which type-checks every field)."""
-        if self.fast and (type(items) is LineRun or len(items) > 1) and self._deltas(items, out):
+        if self.fast and (isinstance(items, EventRun) or len(items) > 1) and self._deltas(items, out):
             return
         for item in items:
             if type(item) is SseComment:
@@ -311,12 +312,12 @@ class RecordReader:
         # the records of the adapter's common delta event, read for a whole batch of events
         # at once where the adapter knows its exact lines (a Delta for each such event)
         ready = None
-        if quick is not None and (type(items) is LineRun or len(items) > 1):
+        if quick is not None and (isinstance(items, EventRun) or len(items) > 1):
             shape = normalizer.fast_lines()
             if shape is not None:
                 ready = (frame_deltas if lines else quick_records)(items, *shape)
         think = self._think
-        count, i = len(ready) if ready is not None else len(items), 0  # (a LineRun's lines counted once)
+        count, i = len(ready) if ready is not None else len(items), 0  # (a run's events counted once)
         # where the batch read no record, or (while <think> tags may open the answer) an
         # answer's: each is handled alone, the records between added in one go (tested by
         # identity: a record's == is Python code)

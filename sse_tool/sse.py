@@ -34,6 +34,8 @@ give exactly what it gives, for the two block shapes nearly every stream is made
   no Python loop per event. Runs with CRLF line ends (Gemini) take it too.
 * A block of many ``data: D`` lines (``_data_lines``) is checked by counting and joined by
   one replace, not read line by line. Any other block goes to ``_lines``.
+* For a reader of whole batches (``raw=True``, ``runs=True``), a run that is all a chunk
+  completed is handed out as one ``runs.SseRun``: its events are made only when asked for.
 
 What costs is the number of Python-level operations per call and per event, not bytes:
 bytes methods that take ``start``/``end`` arguments (``find``, ``startswith``) cost as much
@@ -50,6 +52,7 @@ from itertools import accumulate, islice, repeat
 from operator import add, getitem, sub
 
 from .errors import EventTooLarge
+from .runs import SseRun
 from .sse_rules import (_COUNT_EVERY, DEFAULT_MAX_EVENT_SIZE, MAX_RETRY, RESET_COMMENT, FrameEnd,
                         IdSet, SseComment, SseEvent, SseRules, _new, _split_lf)
 
@@ -120,9 +123,11 @@ class SseParser(SseRules):
             self._pos = self._block_pos = pos + len(lines)
         else:
             try:
-                self._blocks(lines, out)
+                self._blocks(lines, out, self.runs)
             except EventTooLarge:
                 return self._fail(out)
+            if len(out) == 1 and type(out[0]) is SseRun:
+                out = out[0]  # the whole chunk's events, made when asked for
         if end < len(chunk):
             rest = chunk[end:]
             pending.append(rest)
@@ -209,23 +214,26 @@ class SseParser(SseRules):
             return last
         return start
 
-    def _blocks(self, lines: bytes, out: list) -> None:
+    def _blocks(self, lines: bytes, out: list, lazy: bool = False) -> None:
         """Complete LF lines (no CR) up to a blank line: the lines of an event read line by
-        line, if one goes on, then blocks (the lines between two blank lines)."""
+        line, if one goes on, then blocks (the lines between two blank lines). With
+        ``lazy``, a run that is all of them is appended as one ``SseRun``."""
         start = 0
         if self._block_start is not None or self._size:
             start = 1 if lines[0] == 10 else lines.find(b"\n\n") + 2
             self._lines(zip(_split_lf(lines, 0, start - 1), repeat(1)), out)  # ends with b"", the blank line
-        if len(lines) - start < _RUN_FROM or not self._run(lines, start, out):
+        if len(lines) - start < _RUN_FROM or not self._run(lines, start, out, lazy=lazy and not out):
             self._each_block(lines, start, out)
 
-    def _run(self, lines: bytes, start: int, out: list, nl: bytes = b"\n") -> bool:
+    def _run(self, lines: bytes, start: int, out: list, nl: bytes = b"\n", lazy: bool = False) -> bool:
         """If every block of ``lines[start:]`` has the shape of the first, ``data: D`` or
         ``event: E`` + ``data: D``, with ``nl`` line ends, append their events and return
         True; else do nothing.
 
         The blocks are split with one C call and checked as a whole, and their events are
-        built with no Python loop at all: a few C calls per run, not per event.
+        built with no Python loop at all: a few C calls per run, not per event. With
+        ``lazy``, not even that: the run is appended as one ``SseRun``, which makes them
+        when asked for.
         """
         if len(lines) - start > self.max_event_size:
             return False  # an event may be over the limit: _each_block fails at it
@@ -235,6 +243,10 @@ class SseParser(SseRules):
             joined = b"".join(data)
             if 10 in joined or 13 in joined:  # some block has another line
                 return False
+            if lazy:
+                out.append(SseRun(self._names, None, data, nl, self._last_id, self._retry, self._pos))
+                self._pos = self._block_pos = self._pos + len(lines) - start
+                return True
             names, values = repeat("message"), data
             sizes = map(len, data)
             step = 6 + 2 * n  # a block: "data: ", the data, two line ends
@@ -251,6 +263,10 @@ class SseParser(SseRules):
                     or b"\n".join(data).count(b"\ndata: ") != len(data) - 1
                     or data[0][:6] != b"data: "):
                 return False
+            if lazy:
+                out.append(SseRun(self._names, kinds, data, nl, self._last_id, self._retry, self._pos))
+                self._pos = self._block_pos = self._pos + len(lines) - start
+                return True
             names = map(self._names.__getitem__, kinds)
             values = map(getitem, data, repeat(_AFTER_DATA))
             sizes = map(add, map(len, kinds), map(len, data))

@@ -130,12 +130,12 @@ class SseRules:
         "comments", "max_event_size", "raw", "_pending", "_counted", "_counted_size", "_count_at",
         "_pos", "_watch", "_head", "_after_cr", "_data", "_type", "_block_start",
         "_block_pos", "_size", "_last_id", "_retry", "_error", "_names",
-        "ids", "_block_id", "_sealed_id", "_sealed_retry",
+        "ids", "_block_id", "_sealed_id", "_sealed_retry", "runs",
     )
 
     def __init__(
         self, *, comments: bool = False, max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
-        track_ids: bool = False, raw: bool = False,
+        track_ids: bool = False, raw: bool = False, runs: bool = False,
     ) -> None:
         self.comments = comments
         self.max_event_size = max_event_size
@@ -144,6 +144,8 @@ class SseRules:
         self.ids: list[IdSet] | None = [] if track_ids else None
         #: events' data as the bytes that arrived, not decoded (see ``SseEvent.data``)
         self.raw = raw
+        #: with ``raw``: a chunk's run of blocks of one usual shape as one ``runs.SseRun``
+        self.runs = raw and runs
         # Bytes not interpreted yet, from a line start: complete LF lines waiting for their
         # blank line, then the start of a line not terminated yet. Their size is added up
         # every _COUNT_EVERY pieces, not per piece (see _count).

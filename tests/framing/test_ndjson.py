@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given, strategies as st
 
 from sse_tool.errors import EventTooLarge
-from sse_tool.ndjson import LineRun, NdjsonParser
+from sse_tool.ndjson import NdjsonParser
+from sse_tool.runs import LineRun
 
 
 def parse(*chunks: bytes, **options):
