@@ -44,7 +44,8 @@ _LF_NOT_BRACE = re.compile(rb"\n(?!\{)")
 
 
 class NdjsonParser:
-    """Incremental line framer: ``feed(bytes) -> list[SseEvent]``, then ``close()``."""
+    """Incremental line framer: ``feed(bytes) -> list[SseEvent]`` (with ``runs``, or one
+    ``runs.LineRun``, a sequence of them), then ``close()``."""
 
     def __init__(self, *, max_event_size: int = DEFAULT_MAX_EVENT_SIZE, raw: bool = False,
                  runs: bool = False) -> None:

@@ -69,7 +69,8 @@ _RUN_FROM = 1024
 
 
 class SseParser(SseRules):
-    """Incremental WHATWG event-stream parser: ``feed(bytes) -> list``, then ``close()``."""
+    """Incremental WHATWG event-stream parser: ``feed(bytes) -> list`` (with ``runs``, or
+    one ``runs.SseRun``, a sequence of events), then ``close()``."""
 
     __slots__ = ()
 
