@@ -37,6 +37,9 @@ def inputs() -> list:
     return found
 
 
+INPUTS = inputs()
+
+
 def framed(kind: str, chunks: list[bytes], runs: bool, limit: int = 64 * 2**20):
     """The events of ``chunks`` (runs flattened), the runs met, and the end or the failure."""
     framer = make_framer(kind, raw=True, runs=runs, max_event_size=limit)
@@ -55,7 +58,7 @@ def framed(kind: str, chunks: list[bytes], runs: bool, limit: int = 64 * 2**20):
         return items, met, ("too large", exc.offset)
 
 
-@pytest.mark.parametrize("kind, data", inputs())
+@pytest.mark.parametrize("kind, data", INPUTS)
 def test_runs_cut_anywhere_are_the_events_without_runs(kind, data):
     whole, runs, end = framed(kind, [data], runs=True)
     assert (whole, end) == framed(kind, [data], runs=False)[::2]
@@ -69,7 +72,7 @@ def test_runs_cut_anywhere_are_the_events_without_runs(kind, data):
 
 @given(st.data())
 def test_runs_in_any_chunking_are_the_events_without_runs(draw):
-    kind, data = draw.draw(st.sampled_from([p.values for p in inputs()]))
+    kind, data = draw.draw(st.sampled_from([p.values for p in INPUTS]))
     cuts = sorted(draw.draw(st.lists(st.integers(0, len(data)), max_size=8)))
     chunks = [data[a:b] for a, b in zip([0, *cuts], [*cuts, len(data)])]
     limit = draw.draw(st.sampled_from([64 * 2**20, 4096, 700]))
