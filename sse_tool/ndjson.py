@@ -24,8 +24,6 @@ which a reader of whole batches (``batch.py``) reads in the bytes as they arrive
 from __future__ import annotations
 
 import re
-from itertools import accumulate, islice, repeat
-from operator import add, sub
 
 import orjson
 
@@ -76,10 +74,10 @@ class NdjsonParser:
             if chunk.startswith(BOM):
                 chunk = chunk[len(BOM):]
                 self._pos = len(BOM)
-        if self.runs and not self._first:
+        if self.raw and not self._first:
             run = self._run(chunk)
             if run is not None:
-                return run
+                return run if self.runs else run.events()
         lines = chunk.split(b"\n")
         rest = lines.pop()
         out: list = []
@@ -90,15 +88,6 @@ class NdjsonParser:
                 self._partial.clear()
                 self._partial_len = 0
             pos = self._pos
-            if self.raw and self._plain(chunk, lines):
-                # every line an event, built by C calls: each offset a running sum of the
-                # lines' sizes (line end included), each end one short of the next offset
-                starts = list(accumulate(map(add, map(len, lines), repeat(1)), initial=pos))
-                ends = map(sub, islice(starts, 1, None), repeat(1))
-                out += map(_new, repeat(SseEvent), zip(repeat("message"), lines, repeat(None), repeat(None),
-                                                       starts, ends))
-                pos = starts[-1]
-                lines = ()
             for i, line in enumerate(lines):
                 # measured like a partial line (CR included), so the limit trips the same
                 # whatever the chunking
@@ -127,26 +116,17 @@ class NdjsonParser:
                 return self._fail(EventTooLarge(self.max_event_size, self._pos), out)
         return out
 
-    def _plain(self, chunk: bytes, lines: list[bytes]) -> bool:
-        """Whether every line of ``lines`` (the complete lines up to the chunk's last LF)
-        starts with ``{`` and none holds a CR or is over the size limit: then each is a
-        line as the loop below would read it (not blank, not a marker, nothing to strip)."""
-        return (not self._first and 13 not in chunk and 13 not in lines[0] and lines[0][:1] == b"{"
-                # every LF of the chunk but the last opens a line: followed by "{"
-                and _LF_NOT_BRACE.search(chunk, chunk.find(b"\n"), chunk.rfind(b"\n")) is None
-                and (len(chunk) + len(lines[0]) <= self.max_event_size
-                     or max(map(len, lines)) <= self.max_event_size))
-
     def _run(self, chunk: bytes):
         """The lines the chunk completes as one ``LineRun``, if each starts with ``{`` and
-        none holds a CR or is over the size limit (as ``_plain`` checks them), else None
-        (nothing done: ``feed`` reads the chunk)."""
+        none holds a CR or is over the size limit (then each is a line as ``feed``'s loop
+        would read it: not blank, not a marker, nothing to strip), else None (nothing
+        done: the loop reads the chunk)."""
         cut = chunk.rfind(b"\n")
         if cut < 0 or 13 in chunk:
             return None
         block = b"".join([*self._partial, chunk[:cut]]) if self._partial else chunk[:cut]
         if (block[:1] != b"{" or 13 in block or _LF_NOT_BRACE.search(block) is not None
-                or len(block) > self.max_event_size):  # (a longer block: _plain checks each line)
+                or len(block) > self.max_event_size):  # (a longer block: the loop checks each line)
             return None
         rest = chunk[cut + 1:]
         if len(rest) > self.max_event_size:

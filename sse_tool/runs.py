@@ -108,6 +108,7 @@ class SseRun(EventRun):
 
     @property
     def data(self) -> bytes:
+        """The events' data joined by LF, as the bytes that arrived."""
         if self._data is None:
             self._data = b"\n".join(self._data_values())
         return self._data

@@ -244,13 +244,7 @@ class SseParser(SseRules):
             joined = b"".join(data)
             if 10 in joined or 13 in joined:  # some block has another line
                 return False
-            if lazy:
-                out.append(SseRun(self._names, None, data, nl, self._last_id, self._retry, self._pos))
-                self._pos = self._block_pos = self._pos + len(lines) - start
-                return True
-            names, values = repeat("message"), data
-            sizes = map(len, data)
-            step = 6 + 2 * n  # a block: "data: ", the data, two line ends
+            kinds = None
         elif lines.startswith(b"event: ", start):
             # The lines of k blocks: k times an event line, a data line and a blank line.
             parts = lines[start : -2 * n].split(nl)
@@ -264,16 +258,22 @@ class SseParser(SseRules):
                     or b"\n".join(data).count(b"\ndata: ") != len(data) - 1
                     or data[0][:6] != b"data: "):
                 return False
-            if lazy:
-                out.append(SseRun(self._names, kinds, data, nl, self._last_id, self._retry, self._pos))
-                self._pos = self._block_pos = self._pos + len(lines) - start
-                return True
+        else:
+            return False
+        if lazy:
+            out.append(SseRun(self._names, kinds, data, nl, self._last_id, self._retry, self._pos))
+            self._pos = self._block_pos = self._pos + len(lines) - start
+            return True
+        # (as SseRun makes them, but straight into ``out``: frame reads every event)
+        if kinds is None:
+            names, values = repeat("message"), data
+            sizes = map(len, data)
+            step = 6 + 2 * n  # a block: "data: ", the data, two line ends
+        else:
             names = map(self._names.__getitem__, kinds)
             values = map(getitem, data, repeat(_AFTER_DATA))
             sizes = map(add, map(len, kinds), map(len, data))
             step = 3 * n  # a block: its two lines' ends and the blank line
-        else:
-            return False
         # Every event at once, by C calls: each data decoded, each offset a running sum of
         # the blocks' sizes, each end one line end short of the next offset.
         texts = values if self.raw else map(bytes.decode, values, repeat("utf-8"), repeat("replace"))
