@@ -5,7 +5,9 @@ the same bytes with every occurrence of a secret, in each form it travels in (``
 raw, URL-encoded with upper- or lower-case hex, JSON-escaped), replaced by a mask of the
 same length, so offsets and any Content-Length stay true. With ``patterns``, values that
 look like credentials whatever they are (``?key=VALUE``, ``scheme://user:password@``) are
-masked too. It knows nothing of HTTP, files or where the bytes go.
+masked too; with ``ignore_case``, a secret is found in any ASCII case (for what travels
+case-folded, such as an HTTP header name). It knows nothing of HTTP, files or where the
+bytes go.
 
 What waits. A secret may be split across two chunks, so the end of a chunk may have to wait
 for the next one. What waits must not depend on the secret: if it did, a client who can
@@ -34,7 +36,8 @@ LINE_LIMIT = 64 * 1024
 # spell a secret again.
 _MASK_CHOICES = b"*#~X"
 #: query parameters (lower case) whose values are credentials
-SECRET_PARAMS = frozenset({"key", "api_key", "api-key", "apikey", "access_token", "token"})
+#: (``$key`` is Google's system-parameter spelling of ``key``)
+SECRET_PARAMS = frozenset({"key", "$key", "api_key", "api-key", "apikey", "access_token", "token"})
 # Credentials whatever their value: a secret query parameter, a URL's user:password. The
 # value (group 1) is masked; neither pattern crosses a line end.
 _PATTERNS = (
@@ -60,7 +63,7 @@ def forms(secret: str) -> set[bytes]:
 
 
 class Masker:
-    def __init__(self, secrets: Iterable[str], *, patterns: bool = False) -> None:
+    def __init__(self, secrets: Iterable[str], *, patterns: bool = False, ignore_case: bool = False) -> None:
         found: set[bytes] = set()
         for secret in secrets:
             if "\n" in secret or "\r" in secret:
@@ -68,6 +71,9 @@ class Masker:
                 raise ValueError("a secret cannot hold a line break")
             if len(secret) >= MIN_SECRET:
                 found |= forms(secret)
+        if ignore_case:  # found in the data lowered (ASCII only: the same length)
+            found = {f.lower() for f in found}
+        self._fold = ignore_case
         #: longest first: the order in which forms starting at one place are tried
         self.forms = tuple(sorted(found, key=len, reverse=True))
         self.mask = next(bytes([b]) for b in _MASK_CHOICES if all(b not in f for f in found))
@@ -104,13 +110,14 @@ class Masker:
         (moved past an occurrence that begins before it)."""
         pieces = []
         pos = 0
-        found = {f: data.find(f) for f in self.forms}
+        hay = data.lower() if self._fold else data
+        found = {f: hay.find(f) for f in self.forms}
         while found:
             best, best_form = -1, b""
             for form in self.forms:
                 at = found[form]
                 if 0 <= at < pos:
-                    at = found[form] = data.find(form, pos)
+                    at = found[form] = hay.find(form, pos)
                 if at >= 0 and (best < 0 or at < best):
                     best, best_form = at, form
             if best < 0 or best >= hold:
@@ -135,7 +142,7 @@ class Masker:
         return data
 
 
-def mask(data: bytes, secrets: Iterable[str], *, patterns: bool = False) -> bytes:
+def mask(data: bytes, secrets: Iterable[str], *, patterns: bool = False, ignore_case: bool = False) -> bytes:
     """One whole piece (a header, a body known to be complete), masked."""
-    masker = Masker(secrets, patterns=patterns)
+    masker = Masker(secrets, patterns=patterns, ignore_case=ignore_case)
     return masker.feed(data) + masker.close()

@@ -226,7 +226,7 @@ class RecordingWriter:
         self._line("\n".join(lines))
 
     def _headers(self, mark: str, headers: Iterable[tuple[str, str]]) -> list[str]:
-        return [f"{mark} {_one_line(self._redact.text(n))}: {_one_line(v)}"
+        return [f"{mark} {_one_line(n)}: {_one_line(v)}"
                 for n, v in self._redact.headers(headers)]
 
     def chunk(self, time: float, data: bytes) -> None:

@@ -55,6 +55,7 @@ class Redactor:
     def __init__(self, secrets: Iterable[str] = ()) -> None:
         self._secrets: set[str] = set()
         self._pattern: re.Pattern[str] | None = None
+        self._any_case: re.Pattern[str] | None = None  # the same, for header names
         for secret in secrets:
             self.learn(secret)
 
@@ -70,8 +71,9 @@ class Redactor:
             # Every form a value travels in (URL-encoded, JSON-escaped), longest first, so
             # a whole "Bearer sk-..." goes before its "sk-..." part.
             alternatives = {f.decode("utf-8") for s in self._secrets for f in forms(s)}
-            self._pattern = re.compile("|".join(
-                re.escape(s) for s in sorted(alternatives, key=len, reverse=True)))
+            either = "|".join(re.escape(s) for s in sorted(alternatives, key=len, reverse=True))
+            self._pattern = re.compile(either)
+            self._any_case = re.compile(either, re.IGNORECASE)
 
     def learn_basic(self, user: str, password: str) -> None:
         """A Basic credential: the password, and the base64 of ``user:password`` that goes
@@ -118,8 +120,16 @@ class Redactor:
             return f"{m.group(1)} {MASK}"
         return MASK
 
+    def name(self, name: str) -> str:
+        """A header name to show: as ``text``, but a secret is found in any case (a name is
+        case-insensitive, and clients hand it over lower-cased)."""
+        if self._any_case is not None:
+            name = self._any_case.sub(MASK, name)
+        return self.text(name)
+
     def headers(self, headers: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
-        return [(name, self.header(name, value)) for name, value in headers]
+        """Header pairs to show: secret values masked, and a secret in a name too."""
+        return [(self.name(name), self.header(name, value)) for name, value in headers]
 
     def url(self, url: str) -> str:
         """The URL with secret query parameters and any password masked (the rest kept exact)."""
@@ -140,4 +150,4 @@ class Redactor:
 
 def _mask_param(piece: str) -> str:
     name, sep, _ = piece.partition("=")
-    return f"{name}={MASK}" if sep and name.lower() in SECRET_PARAMS else piece
+    return f"{name}={MASK}" if sep and unquote(name).lower() in SECRET_PARAMS else piece

@@ -2,7 +2,8 @@
 
 An ASGI middleware around the stream app or the relay. In this order, it refuses:
 
-1. a request target that is not a plain path (``target.check_target``): 400;
+1. a request target that is not a plain path (``target.check_target``), or one with both
+   ``Content-Length`` and ``Transfer-Encoding`` (a smuggling attempt, RFC 9112 6.3): 400;
 2. without a token, a ``Host`` that does not name the listening address (a page that
    rebinds its own DNS name to 127.0.0.1 would otherwise reach the server): 403;
 3. a request with an ``Origin`` that ``--allow-origin`` does not name (a page in a
@@ -95,6 +96,10 @@ class Gate:
             check_target(_target(scope))
         except RefusedTarget as exc:
             return 400, "invalid_request_error", str(exc)
+        if b"content-length" in headers and b"transfer-encoding" in headers:
+            # The two framings disagree on where the body ends: a relay that forwarded one
+            # while the server read the other would mix requests up
+            return 400, "invalid_request_error", "a request must not have both Content-Length and Transfer-Encoding"
         if self._hosts is not None:
             host = _host_name(headers.get(b"host", b"").decode("latin-1"))
             if host not in self._hosts:

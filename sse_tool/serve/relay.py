@@ -33,6 +33,7 @@ passes the key) and writes no log (``gate.Gate`` does).
 from __future__ import annotations
 
 import asyncio
+from http.cookiejar import CookieJar
 from urllib.parse import unquote
 
 import httpx
@@ -58,7 +59,7 @@ _NOT_FORWARDED = frozenset({
 _CREDENTIAL_WORDS = ("auth", "key", "token", "secret", "cookie", "session", "password")
 # Response headers not passed back: framing (the server re-frames), and cookies.
 _NOT_RETURNED = frozenset({"connection", "keep-alive", "transfer-encoding", "content-length",
-                           "set-cookie", "date", "server", "alt-svc"})
+                           "set-cookie", "set-cookie2", "date", "server", "alt-svc"})
 # The encodings httpx undoes by itself, so a body in them can be scanned for the key.
 _SCANNABLE = frozenset({"identity", "gzip", "deflate"})
 
@@ -123,7 +124,9 @@ def returned_headers(headers, key: str | None = None) -> list[tuple[str, str]]:
     Content-Encoding (the body is sent decoded)."""
     out = [(n, v) for n, v in headers if n.lower() not in _NOT_RETURNED]
     if key:
-        out = [(_masked(n, key), _masked(v, key)) for n, v in out
+        # A name is case-insensitive, and httpx hands it over lower-cased: the key in it
+        # is found whatever its case
+        out = [(_masked(n, key, ignore_case=True), _masked(v, key)) for n, v in out
                if n.lower() != "content-encoding"]
     if not any(n.lower() == "x-accel-buffering" for n, _ in out):
         out.append(("X-Accel-Buffering", "no"))
@@ -141,8 +144,21 @@ async def _teed(chunks, take, hasher=None):
         yield chunk
 
 
-def _masked(text: str, key: str) -> str:
-    return mask(text.encode("utf-8", "surrogateescape"), [key]).decode("utf-8", "surrogateescape")
+def _masked(text: str, key: str, ignore_case: bool = False) -> str:
+    return mask(text.encode("utf-8", "surrogateescape"), [key],
+                ignore_case=ignore_case).decode("utf-8", "surrogateescape")
+
+
+class _NoCookies(CookieJar):
+    """A cookie jar that keeps nothing. The relay's one HTTP client serves every client: a
+    cookie the upstream set in answer to one must not go upstream with the next one's
+    requests (the client's own cookies are not forwarded either)."""
+
+    def set_cookie(self, cookie) -> None:
+        pass
+
+    def extract_cookies(self, response, request) -> None:
+        pass
 
 
 class Relay:
@@ -201,7 +217,7 @@ class Relay:
         if self._client is None:
             # Created here, on the server's event loop. No read timeout: a model may think
             # for minutes, and a client that gives up closes the upstream request anyway.
-            self._client = httpx.AsyncClient(timeout=httpx.Timeout(None, connect=30.0))
+            self._client = httpx.AsyncClient(timeout=httpx.Timeout(None, connect=30.0), cookies=_NoCookies())
         has_body = body.length is not None or any(
             n.lower() == b"transfer-encoding" for n, _ in scope["headers"])
         last_id = last_event_id(scope) if self.resumable is not None else ""

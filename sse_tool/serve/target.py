@@ -5,11 +5,11 @@ HTTP version); produces the reason it is refused, or nothing. Only a plain origi
 target is accepted: a path that begins with one ``/``, then an optional query. Refused:
 ``*``, absolute-form (``http://host/...``), authority-form (``host:port``), anything else
 not starting with ``/`` (``@host/...`` once turned a relay's upstream URL into userinfo),
-``//`` at the start, ``@`` or ``\\`` anywhere, and, once the path is percent-decoded (again
-and again, so double encoding does not hide it), a ``.`` or ``..`` segment (also before a
-``;parameter``), an encoded ``/`` or ``\\``, a control character, or bytes that are not
-UTF-8. Such a path is a plain path, whatever the upstream does with escapes; joined under
-the upstream's base path, it stays under it.
+``//`` at the start, ``@``, ``\\`` or ``#`` anywhere, and, once the path is
+percent-decoded (again and again, so double encoding does not hide it), a ``.`` or ``..``
+segment (also before a ``;parameter``), an encoded ``/`` or ``\\``, a control character, or
+bytes that are not UTF-8. Such a path is a plain path, whatever the upstream does with
+escapes; joined under the upstream's base path, it stays under it.
 
 ``AllowedPaths`` is the relay's list of path prefixes (``--allow-path``), matched on whole
 segments of the decoded path. Nothing here does I/O.
@@ -34,8 +34,9 @@ def check_target(target: bytes) -> bytes:
         raise RefusedTarget("the request target must be a path starting with /")
     if path.startswith(b"//"):
         raise RefusedTarget("the request path must not start with //")
-    if b"@" in target or b"\\" in target:
-        raise RefusedTarget("the request target must not contain @ or \\")
+    if b"@" in target or b"\\" in target or b"#" in target:
+        # (a fragment is never sent: a # is an attempt, and no URL can be built with it)
+        raise RefusedTarget("the request target must not contain @, \\ or #")
     decoded = path
     for _ in range(_ROUNDS):
         decoded, previous = unquote_to_bytes(decoded), decoded

@@ -153,3 +153,25 @@ def test_a_key_at_the_edge_of_a_long_message_is_masked_whole_before_the_message_
     assert line.count("\n") == 1 and line.rstrip().endswith("…")
     for n in range(4, len(KEY)):
         assert KEY[:n] not in line
+
+
+def test_a_mixed_case_key_quoted_in_a_header_name_is_masked_whatever_its_case(tmp_path):
+    # Names are case-insensitive: a server (or httpx) may hand one back lower-cased
+    key = "sk-Mixed-Case-Key-0123456789"
+
+    def quoted_in_names(seen):
+        sent = seen.header("x-api-key") or ""
+        return [b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nX-Lower-" + sent.lower().encode()
+                + b": 1\r\nX-Upper-" + sent.upper().encode() + b": 2\r\nContent-Length: 10\r\n"
+                b"Connection: close\r\n\r\n", b"data: ok\n\n"]
+
+    server = Catcher("127.0.0.1", answer=quoted_in_names)
+    rec = tmp_path / "x.rec"
+    try:
+        done = run_fetch("-v", "-H", f"x-api-key: {key}", "--record", str(rec), server.base + "/v1/messages")
+    finally:
+        server.close()
+    assert done.returncode == 0 and done.stdout == b"data: ok\n\n"
+    for shown in (done.stderr, rec.read_bytes()):
+        assert key.lower().encode() not in shown.lower()
+        assert shown.lower().count(b"x-lower-<redacted>") == 1 and shown.lower().count(b"x-upper-<redacted>") == 1

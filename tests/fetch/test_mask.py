@@ -204,3 +204,25 @@ def test_what_waits_never_depends_on_the_key(case, random):
     for piece in pieces:
         assert len(one.feed(piece)) == len(two.feed(piece))
         assert one.held == two.held < max(map(len, forms(key)))
+
+
+def test_ignore_case_finds_the_key_in_any_ascii_case_and_keeps_the_rest_as_it_was():
+    key = "sk-Mixed-Key/0123+abc"
+    for found in (key, key.lower(), key.upper(), "SK-mIXED-kEY%2f0123%2BABC"):
+        data = b"X-Rejected-" + found.encode() + b": 1"
+        assert mask(data, [key], ignore_case=True) == b"X-Rejected-" + b"*" * len(found) + b": 1", found
+    # without it only the key's own case is a match
+    assert mask(b"x-sk-mixed-key/0123+abc", [key]) == b"x-sk-mixed-key/0123+abc"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.booleans(), min_size=len(KEY), max_size=len(KEY)), st.binary(max_size=40),
+       st.binary(max_size=40), st.integers(0, 120))
+def test_ignore_case_masks_any_case_of_the_key_across_any_split(flips, before, after, cut):
+    spelled = "".join(c.upper() if flip else c for c, flip in zip(KEY, flips)).encode()
+    data = before + spelled + after
+    m = Masker([KEY], ignore_case=True)
+    out = m.feed(data[:cut]) + m.feed(data[cut:]) + m.close()
+    found = sorted(forms(KEY), key=len, reverse=True)
+    expected = re.sub(b"|".join(re.escape(f) for f in found), lambda m: b"*" * len(m[0]), data, flags=re.I)
+    assert out == expected and KEY.encode() not in out.lower()

@@ -40,3 +40,19 @@ def test_masking_is_idempotent():
     r = Redactor(["sk-0123456789"])
     once = r.url("http://h/?key=sk-0123456789")
     assert r.url(once) == once and r.text(once) == once
+
+
+def test_a_secret_in_a_header_name_is_masked_whatever_its_case():
+    # Header names are case-insensitive and clients hand them over lower-cased: a
+    # mixed-case key an upstream quotes in a name must not come back readable
+    r = Redactor(["sk-Mixed-Case-Key-0123"])
+    shown = r.headers([("x-rejected-sk-mixed-case-key-0123", "1"), ("X-SK-MIXED-CASE-KEY-0123", "v"),
+                       ("x-sk-Mixed-Case-Key-0123", "sk-Mixed-Case-Key-0123"), ("x-plain", "sk-mixed")])
+    assert shown == [("x-rejected-" + MASK, "1"), ("X-" + MASK, "v"), ("x-" + MASK, MASK),
+                     ("x-plain", "sk-mixed")]
+
+
+def test_every_spelling_of_a_key_parameter_is_masked_in_urls():
+    r = Redactor()
+    for name in ("key", "KEY", "$key", "%24key", "%24KEY", "api_key"):
+        assert r.url(f"https://h/p?alt=sse&{name}=AIzaSecret&x=1") == f"https://h/p?alt=sse&{name}={MASK}&x=1"
