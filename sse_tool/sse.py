@@ -18,6 +18,8 @@ no byte is searched twice. Memory is bounded by the largest event: past
 ``max_event_size`` bytes the parser raises ``EventTooLarge``, after handing out the events
 completed before it. The size of an event is the bytes of its lines since the last blank
 line, line ends included, so the limit trips at the same event whatever the chunking.
+(A comment line of that event is handed out as soon as its line ends: where a chunk ends
+between the CR and LF of its CRLF, it comes out before the LF trips the limit.)
 
 Strategy for speed. ``_lines`` (in ``sse_rules.py``, with the state it keeps) is the
 reference: the spec's rules, one line at a time. Everything else is a shortcut that must

@@ -345,9 +345,11 @@ class SseRules:
                     self._last_id = decode_field(value)
                     self._block_id = True
             elif name == b"retry":
-                # bytes.isdigit: ASCII digits only, never empty. The length test keeps
-                # int() away from huge digit strings.
-                if value.isdigit() and len(value) <= 20 and int(value) <= MAX_RETRY:
-                    self._retry = int(value)
+                # bytes.isdigit: ASCII digits only, never empty. Leading zeros do not
+                # count (the spec reads base ten); the length test keeps int() away from
+                # huge digit strings.
+                digits = value.lstrip(b"0") or b"0"
+                if value.isdigit() and len(digits) <= 20 and int(digits) <= MAX_RETRY:
+                    self._retry = int(digits)
             # any other field name is ignored, as the spec says
         self._pos = pos

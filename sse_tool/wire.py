@@ -6,13 +6,15 @@
 
 ``id`` and ``retry`` appear once the stream has set them; ``offset``/``end`` (byte offsets
 in the input: ``input[offset:end]`` is the event's text, its blank line excluded) and
-parsed JSON ``data`` only when asked for. Comments, when asked for, are
+parsed JSON ``data`` only when asked for (and only when parsing keeps it exact). Comments, when asked for, are
 ``{"comment": "text"}``. A message of an AWS event stream also has ``headers`` (its
 typed headers as JSON values); its ``data`` is the payload. Later stages read these
 records back with ``load_event``.
 """
 
 from __future__ import annotations
+
+import re
 
 import orjson
 
@@ -31,6 +33,35 @@ PLAIN = rb'"[ !#-\[\]-~]*"'
 INT = rb'(?:0|[1-9][0-9]{0,17})'
 
 
+# 19 digits in a row: perhaps an integer beyond the 64 bits orjson reads as one
+_LONG_DIGITS = re.compile(r"[0-9]{19}")
+
+
+def _exact(text: str) -> bool:
+    """Whether parsing the JSON text ``text`` keeps every integer in it: orjson reads one
+    beyond -2**63..2**64-1 as a float, which rounds it (an id, a seed); such data stays a
+    string. Checked only where 19 digits stand in a row."""
+    if _LONG_DIGITS.search(text) is None:
+        return True
+    import json
+
+    def whole(literal: str) -> None:
+        try:
+            if -2**63 <= int(literal) <= 2**64 - 1:
+                return
+        except ValueError:  # (past int()'s digit limit)
+            pass
+        raise OverflowError
+
+    try:
+        json.loads(text, parse_int=whole)
+    except OverflowError:
+        return False
+    except ValueError:  # not JSON: orjson says so too
+        pass
+    return True
+
+
 def dumps(record: dict) -> bytes:
     """One record as a JSON line (UTF-8, ``\\n``-terminated)."""
     return orjson.dumps(record) + b"\n"
@@ -46,7 +77,7 @@ def event_record(item: SseEvent | EventMessage | SseComment, *, json_data: bool 
     record = {"event": item.event, "data": data}
     # Only objects and arrays are parsed, so a string ``data`` is always the raw text
     # ("[DONE]" is not JSON and stays a string).
-    if json_data and data[:1] in ("{", "["):
+    if json_data and data[:1] in ("{", "[") and _exact(data):
         try:
             record["data"] = orjson.loads(data)
         except orjson.JSONDecodeError:

@@ -83,6 +83,11 @@ RULES = [
     ("retry_keeps_the_last_valid_value", b"retry: 10\nretry: x\ndata: a\n\n", [(M, "a", None, 10)], True),
     ("retry_up_to_64_bits_is_kept", b"retry: %d\ndata: a\n\n" % MAX_RETRY, [(M, "a", None, MAX_RETRY)], True),
     ("retry_beyond_64_bits_is_ignored", b"retry: %d\ndata: a\n\n" % (MAX_RETRY + 1), [(M, "a", None, None)], True),
+    # base ten: leading zeros do not count toward the 64 bits (nor toward int()'s digit limit)
+    ("retry_with_leading_zeros_is_its_value", b"retry: 0001000\ndata: a\n\n", [(M, "a", None, 1000)], True),
+    ("retry_of_zeros_is_zero", b"retry: 000\ndata: a\n\n", [(M, "a", None, 0)], True),
+    ("retry_up_to_64_bits_after_many_zeros_is_kept", b"retry: " + b"0" * 5000 + b"%d\ndata: a\n\n" % MAX_RETRY,
+     [(M, "a", None, MAX_RETRY)], True),
     ("retry_of_thousands_of_digits_is_ignored", b"retry: " + b"9" * 5000 + b"\ndata: a\n\n",
      [(M, "a", None, None)], True),
     ("unknown_fields_are_ignored", b"foo: bar\ndata: a\n\n", [(M, "a", None, None)], True),
@@ -317,7 +322,7 @@ def test_one_byte_chunks_keep_at_most_one_line_of_pieces():
 
 # Properties.
 TOKENS = [b"data", b"event", b"id", b"retry", b":", b": ", b" ", b"\r", b"\n", b"\r\n", BOM, b"x",
-          b"12", b"\x00", "ñ".encode(), "🚀".encode(), b"\xf0\x9f", b"\xff", "\u2028".encode()]
+          b"12", b"0", b"\x00", "ñ".encode(), "🚀".encode(), b"\xf0\x9f", b"\xff", "\u2028".encode()]
 streams = st.lists(st.sampled_from(TOKENS), max_size=60).map(b"".join)
 
 

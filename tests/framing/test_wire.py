@@ -34,6 +34,34 @@ def test_json_data_is_parsed_only_when_it_is_an_object_or_array():
     assert data("42") == "42" and data('"s"') == '"s"'
 
 
+def test_json_data_stays_a_string_where_parsing_would_round_an_integer():
+    def data(text):
+        return event_record(SseEvent("m", text), json_data=True)["data"]
+
+    # orjson reads -2**63 .. 2**64-1 as integers, and rounds others to floats
+    for edge in (2**64 - 1, -2**63, 10**18, -(10**18)):
+        assert data('{"n": %d, "s": "x"}' % edge) == {"n": edge, "s": "x"}
+    for beyond in (str(2**64), str(-2**63 - 1), str(10**30), "9" * 5000):
+        text = '[1, {"n": %s}]' % beyond
+        assert data(text) == text
+    # many digits inside a string, or in a float, round nothing: parsed
+    assert data('{"id": "12345678901234567890123", "x": 1.2345678901234567890e3}') == \
+        {"id": "12345678901234567890123", "x": 1234.567890123456789}
+    assert data('{"n": 12345678901234567890123') == '{"n": 12345678901234567890123'  # (not JSON)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.recursive(st.none() | st.booleans() | st.integers(-2**70, 2**70) | st.text(max_size=5),
+                    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=3), inner, max_size=4),
+                    max_leaves=12).filter(lambda v: isinstance(v, (list, dict))))
+def test_json_data_is_parsed_exactly_or_left_as_its_text(value):
+    import json
+
+    text = json.dumps(value)
+    got = event_record(SseEvent("m", text), json_data=True)["data"]
+    assert got == text or (got == value and json.dumps(got) == text)
+
+
 def test_offsets_are_added_when_asked():
     record = event_record(SseEvent("m", "x", None, None, 5, 12), offsets=True)
     assert (record["offset"], record["end"]) == (5, 12)
