@@ -32,9 +32,13 @@ found here.
 Bad input: events that no adapter claims, events of another dialect than the one named,
 broken JSON, and a value of the wrong type (adapters raise ``BadInput``; the offset of
 the event is added here). An event with broken JSON just before a ``reset`` or ``exit``
-marker was cut by that failure, not broken: its error is held until the next item shows
-which (``hold_broken``: for JSON lines only; the other framings drop a cut event
-themselves). With ``lenient=True`` bad events are skipped and counted in ``warnings`` instead.
+marker, or before a cut the framing found (``close``), is counted as part of that
+failure: its error is held until the next item shows which. One rule for every framing
+and every path: an NDJSON line an earlier stage cut reaches here whole-looking (the
+stage ended the line to write its marker), and in frame's records an SSE event and an
+NDJSON line look alike, so what the raw bytes and frame's records say must not depend on
+which it was. With ``lenient=True`` bad events are skipped and counted in ``warnings``
+instead.
 
 With ``provider="auto"`` events are held until one adapter recognises the stream (it is
 nearly always the first event); the choice is in ``provider`` afterwards.
@@ -71,8 +75,8 @@ def parse_payload(event: SseEvent):
     data = event.data
     if type(data) is bytes:  # from a raw framer: decoded as the framers decode text
         data = decode_field(data)
-    if data == "[DONE]":  # the OpenAI sentinel looks like JSON but is not
-        return data
+    if data.rstrip() == "[DONE]":  # the OpenAI sentinel looks like JSON but is not (the
+        return "[DONE]"            # SDKs take it with whitespace after it too)
     if data[:1] in ("{", "[") or data[:1].isspace():
         try:
             return orjson.loads(data)
@@ -94,14 +98,11 @@ def failed_end(code: int, detail: str, offset: int | None = None) -> End:
 class Normalizer:
     """Stage core: events in, channel records out; ``close`` adds the one ``End``."""
 
-    def __init__(self, provider: str = "auto", *, lenient: bool = False, hold_broken: bool = False) -> None:
+    def __init__(self, provider: str = "auto", *, lenient: bool = False) -> None:
         if provider != "auto" and provider not in PROVIDERS:
             raise ValueError(f"unknown provider {provider!r}")
         self.provider: str | None = None if provider == "auto" else provider
         self.lenient = lenient
-        #: JSON lines: an NDJSON line cut by an earlier stage's failure is followed by its
-        #: marker, so broken JSON is held until the next item says which it was
-        self.hold_broken = hold_broken
         #: with ``lenient``: what was skipped, one line each (the caller says them)
         self.warnings: list[str] = []
         self._adapter = PROVIDERS[provider]() if self.provider else None
@@ -127,10 +128,7 @@ class Normalizer:
         try:
             payload = parse_payload(item)
         except BadInput as exc:
-            if not self.hold_broken:
-                self._bad(exc)
-                return []
-            self._broken = exc
+            self._broken = exc  # broken, or cut by a failure the next item tells of
             return []
         if type(payload) is not dict and payload not in _NOT_JSON_OK:
             self._bad(BadInput(f"event {item.event!r}: data is {_what(payload)}, not a JSON object",
@@ -167,7 +165,8 @@ class Normalizer:
     def close(self, frame_end: FrameEnd | None = None) -> list[Record]:
         if self._broken is not None:
             broken, self._broken = self._broken, None
-            self._bad(broken)
+            if frame_end is None or not frame_end.truncated:  # (else the cut says it)
+                self._bad(broken)
         out: list[Record] = []
         if self._exit is not None and self._exit[0] != ExitCode.TRUNCATED:
             return self._flush() + [failed_end(*self._exit)]

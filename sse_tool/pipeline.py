@@ -178,6 +178,14 @@ class RecordReader:
             out.append(End(Status.TRUNCATED, detail="input ended without an end record"))
         return out
 
+    def failed(self, code: int, detail: str, offset: int | None = None) -> list[Record]:
+        """The last records of an input this stage could not read on (``feed`` or ``close``
+        raised ``BadInput``): as ``close`` ends one an earlier stage failed on (what the
+        think tags held, the End with the tool calls' summary), the End standing for
+        this failure, so every path through the pipe ends alike."""
+        end = failed_end(code, detail, offset)
+        return self._finish([end]) if self.normalizer is not None else [end]
+
     # -- internals ----------------------------------------------------------------------
 
     def _recording_or_not(self, chunk: bytes) -> bytes:
@@ -233,8 +241,7 @@ class RecordReader:
             # Other comments mean nothing here (the SSE parser reports the reset marker anyway).
             self._framer = make_framer(kind, max_event_size=self.max_event_size, raw=True, runs=self.fast)
         if kind != "records":
-            self.normalizer = Normalizer(self.provider, lenient=self.lenient,
-                                         hold_broken=kind in ("ndjson", "events"))
+            self.normalizer = Normalizer(self.provider, lenient=self.lenient)
 
     def convert(self, items: list, at: list[int]) -> list[Record]:
         """The records of items a caller took from ``framer`` itself, as ``feed`` gives

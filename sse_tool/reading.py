@@ -18,7 +18,6 @@ from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 
 from .errors import BadInput
 from .model import Record
-from .normalize import failed_end
 from .pipeline import RecordReader
 from .sse import DEFAULT_MAX_EVENT_SIZE
 
@@ -49,7 +48,7 @@ class _Run:
             out, error = [], exc
         self.done = True
         where = f"{self.name}: " if self.name else ""
-        return [*out, failed_end(error.exit_code, f"normalize: {where}{error}", error.offset)]
+        return [*out, *reader.failed(error.exit_code, f"normalize: {where}{error}", error.offset)]
 
 
 def _options(provider: str, source: str, max_event_size: int, think_tags: str, lenient: bool) -> dict:

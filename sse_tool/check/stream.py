@@ -87,6 +87,12 @@ DATA_NOT_JSON = rule(
     openai-node fails in JSON.parse. Empty data (`data:` alone) is not JSON either.""",
     ("openai-python", "anthropic-sdk-python", "google-genai", "openai-node"),
 )
+DONE_WITH_SPACES = rule(
+    "stream.done-with-spaces", WARNING, "the OpenAI sentinel `[DONE]` with whitespace after it",
+    """openai-python and openai-node end the stream at data that starts with `[DONE]`, so
+    they take `[DONE] ` (and normalize reads it as the end too); a client that compares the
+    data with `[DONE]` exactly misses the end and fails parsing it as JSON.""",
+)
 WRONG_TYPE = rule(
     "stream.wrong-type", ERROR, "a field of the dialect's payload with the wrong JSON type",
     """Each dialect's fields have one JSON type (text is a string, usage an object, an index
@@ -205,8 +211,10 @@ def payload(data: str, provider: str, offset: int, event: int, out: list[Finding
 
     OpenAI's ``[DONE]`` sentinel is returned as the string; so is it on the Responses
     endpoint, where OpenRouter appends it."""
-    if data == "[DONE]" and provider in ("openai", "openai-responses"):
-        return data
+    if provider in ("openai", "openai-responses") and data.rstrip() == "[DONE]":
+        if data != "[DONE]":
+            out.append(DONE_WITH_SPACES.at(offset, event, f"data {_quote(data)}: [DONE] with whitespace after it"))
+        return "[DONE]"
     first = data[:1]
     if first == ":":  # a comment sent as data: its own rule, in the SSE family
         from .sse import DATA_COMMENT

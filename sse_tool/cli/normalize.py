@@ -183,15 +183,17 @@ def normalize(
     """
     limit = parse_size(max_event_size, "--max-event-size")
     writer: _Writer | None = None
+    reader: RecordReader | None = None
 
     def body() -> int:
-        nonlocal writer
+        nonlocal writer, reader
         writer = _Writer(Output(), aggregate, strict)
         code = ExitCode.OK
         streams = inputs(files)
         while True:
             writer.end = None  # the next input's end is owed, even if it cannot be opened
             writer.refused = False
+            reader = None  # (until this input is open: a failure to open ends it plainly)
             try:
                 name, chunks = next(streams)
             except StopIteration:
@@ -233,7 +235,8 @@ def normalize(
         """End the input being read with the end record of this stage's own failure."""
         if writer is None or writer.end is not None:
             return
-        writer.send([failed_end(code, f"normalize: {reason}", getattr(error, "offset", None))])
+        detail, offset = f"normalize: {reason}", getattr(error, "offset", None)
+        writer.send(reader.failed(code, detail, offset) if reader is not None else [failed_end(code, detail, offset)])
 
     run_stage("normalize", body, mark)
 

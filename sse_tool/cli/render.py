@@ -223,8 +223,14 @@ def render(
         except KeyboardInterrupt:
             painter.abort("interrupted")
             raise
-        except BaseException as exc:  # the one-line message follows on stderr
-            painter.abort("stopped: bad input" if isinstance(exc, BadInput) else "stopped")
+        except BadInput as exc:
+            # As an earlier stage's failure reaches render: the End standing for it, so the
+            # view ends as it does on that End, showing all that arrived before (the one-line
+            # message follows on stderr)
+            painter.feed_all(reader.failed(ExitCode.BAD_INPUT, "stopped: bad input", exc.offset))
+            raise
+        except BaseException:
+            painter.abort("stopped")
             raise
         finally:
             if stats:

@@ -101,8 +101,8 @@ class PlainView:
         complete = end.status is Status.COMPLETE
         if complete or self.policy.name == "delta" or self.keep_partial:
             upto = len(text)
-        else:
-            upto = self.written
+        else:  # what a paint now would release: not what the last one, timed, did
+            upto = max(self.written, self.policy.upto(text))
         if upto > self.written:
             self._send(text[self.written:upto])
             self.written = upto

@@ -228,6 +228,7 @@ CASES = {
     "stream.no-terminal-event": (sse(HEAD, TEXT, FINISH), OK_CHAT),
     "stream.after-terminal": (OK_CHAT + sse(chunk({})), OK_CHAT),
     "stream.data-not-json": (chat(HEAD, "data: hello", TEXT, FINISH), OK_CHAT),
+    "stream.done-with-spaces": (sse(HEAD, TEXT, FINISH, "data: [DONE] \t"), OK_CHAT),
     "stream.wrong-type": (chat(HEAD, chunk({"content": 5}), FINISH), OK_CHAT),
     "stream.unknown-provider": (sse("data: hello"), OK_CHAT),
     "ndjson.missing-final-newline": (ollama(O1, O_DONE, tail='{"model": "m"'), ollama(O1, O_DONE)),

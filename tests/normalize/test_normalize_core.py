@@ -117,9 +117,26 @@ def test_a_lone_error_object_is_an_error_whatever_the_provider():
     assert end.status is Status.ERROR and end.error["message"] == "quota"
 
 
-def test_broken_json_names_the_event_and_its_offset():
+def test_broken_json_names_the_event_and_its_offset_once_the_next_item_shows_it_was_not_cut():
+    normalizer = Normalizer("openai")
+    assert normalizer.feed(event('{"choices": [', name="delta", offset=42)) == []
     with pytest.raises(BadInput, match=r"'delta'.*at byte 42"):
-        Normalizer("openai").feed(event('{"choices": [', name="delta", offset=42))
+        normalizer.feed(event(CHUNK))
+    with pytest.raises(BadInput, match=r"'delta'.*at byte 42"):
+        run(Normalizer("openai"), event('{"choices": [', name="delta", offset=42))  # the input's clean end
+
+
+def test_broken_json_just_before_a_cut_is_part_of_the_cut_whoever_found_it():
+    # What a failure left is counted as that failure, on every framing and every path: the
+    # raw bytes (the framing's cut) and frame's records (its exit marker) say the same
+    broken = event('{"choices": [', offset=42)
+    cut = FrameEnd("input ended in the middle of a line", 99)
+    by_framing = run(Normalizer("openai"), event(CHUNK), broken, frame_end=cut)[-1]
+    by_marker = run(Normalizer("openai"), event(CHUNK), broken, cut.comment())[-1]
+    assert by_framing == by_marker and by_framing.status is Status.TRUNCATED
+    assert by_framing.detail == "input ended in the middle of a line, before the provider's terminal event"
+    fetch_failed = run(Normalizer("openai"), event(CHUNK), broken, SseComment("sse-tool exit 7 fetch: reset"))[-1]
+    assert (fetch_failed.status, fetch_failed.exit) == (Status.FAILED, 7)
 
 
 def test_unknown_provider_is_refused():
@@ -199,16 +216,18 @@ def test_good_records_before_broken_json_are_returned_and_the_error_waits_in_err
     head = RAW[: RAW.index(b'"finish_reason":"stop"')]
     head = head[: head.rindex(b"data:")]
     reader = RecordReader()
-    out = reader.feed(head + b'data: {"choices": [}\n\n')
+    out = reader.feed(head + b'data: {"choices": [}\n\ndata: {}\n\n')
     assert "".join(r.text for r in out if isinstance(r, Delta)) == "The capital of the UK is London."
     assert isinstance(reader.error, BadInput) and f"at byte {len(head)}" in str(reader.error)
     with pytest.raises(BadInput):
         reader.feed(b"data: [DONE]\n\n")
 
 
-def test_broken_json_first_is_raised_at_once():
+def test_broken_json_first_is_raised_once_the_next_event_arrives():
+    reader = RecordReader()
+    assert reader.feed(b'data: {"choices": [}\n\n') == []
     with pytest.raises(BadInput, match="at byte 0"):
-        RecordReader().feed(b'data: {"choices": [}\n\n')
+        reader.feed(b"data: {}\n\n")
 
 
 def test_an_empty_input_means_no_stream_arrived_and_is_truncated():

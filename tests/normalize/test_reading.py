@@ -16,8 +16,9 @@ from ..support import SAMPLES, SSE_TOOL, clean_env
 
 SAMPLE_FILES = sorted(p for p in SAMPLES.iterdir() if p.suffix in (".sse", ".json", ".ndjson", ".eventstream")
                       and not p.name.startswith("expected"))
+# broken JSON (at byte 56), then an event that shows it was not cut by a failure
 BAD = (b'data: {"type":"message_start","message":{"model":"m"}}\n\n'
-       b'data: {oops\n\n')
+       b'data: {oops\n\ndata: {}\n\n')
 
 
 def normalized_by_the_cli(data: bytes) -> list[dict]:
