@@ -26,6 +26,7 @@ from ..render import persist
 from ..render.loop import pump
 from ..render.release import make_policy
 from ..render.throttle import Painter
+from ..render.controls import safe
 from ..render.view_plain import PlainView
 from ..sse import DEFAULT_MAX_EVENT_SIZE
 from ..think import MODES
@@ -109,7 +110,7 @@ def _size() -> tuple[int, int]:
     import shutil
 
     size = shutil.get_terminal_size()
-    return max(size.columns, 2), max(size.lines, 4)
+    return max(size.columns, 2), max(size.lines, 1)
 
 
 def _write_terminal(text: str) -> None:
@@ -210,7 +211,8 @@ def render(
                                   policy=policy, footer=footer)
         else:
             view = PlainView(out.send, _stderr, policy, reasoning=mode, on_truncate=on_truncate.value, note=_note,
-                             shared_terminal=sys.stderr is not None and sys.stderr.isatty())
+                             shared_terminal=sys.stderr is not None and sys.stderr.isatty(),
+                             out_terminal=sys.stdout is not None and sys.stdout.isatty())
         painter = Painter(view, clock, seconds)
         painter.draft.live = _is_live(fd)
         if terminal:
@@ -279,7 +281,7 @@ def render(
             fd = _open(path)
             try:
                 if terminal and len(paths) > 1:
-                    _write_terminal(f"\x1b[1m{path}\x1b[0m\n")  # which input the answer below is
+                    _write_terminal(f"\x1b[1m{safe(path)}\x1b[0m\n")  # which input the answer below is
                 result = one("<stdin>" if path == "-" else path, fd)
             finally:
                 if path != "-":

@@ -8,7 +8,10 @@ may commit finished rows and wrap only what follows them: a paint costs the size
 live part, not the length of the answer.
 
 ``clean`` makes text safe to draw: controls (an escape sequence in a model's output
-could move the cursor, recolour or clear the screen) become visible, tabs spaces.
+could move the cursor, recolour or clear the screen) become visible, a CR goes, and each
+tab is four spaces wherever it stands (a tab stop would depend on where a row starts,
+and the rows of the rest of a line must not). ``raw_offsets`` maps a cleaned line's
+offsets back to the line's.
 """
 
 from __future__ import annotations
@@ -17,14 +20,29 @@ import re
 
 from rich.cells import cell_len
 
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+from .controls import safe
+
 _WORD = re.compile(r"\S+|\s+")
+TAB = "    "
 
 
 def clean(text: str) -> str:
-    if "\t" in text:
-        text = text.expandtabs(4)
-    return _CONTROL.sub(lambda m: "\ufffd" if m.group() != "\r" else "", text)
+    return safe(text.replace("\t", TAB) if "\t" in text else text)
+
+
+def raw_offsets(line: str) -> list[int] | None:
+    """For each character of ``clean(line)``, and for its end, the offset in ``line``
+    where it comes from; None when they are the same (no tab or CR in ``line``)."""
+    if "\t" not in line and "\r" not in line:
+        return None
+    out: list[int] = []
+    for i, char in enumerate(line):
+        if char == "\t":
+            out += [i] * len(TAB)
+        elif char != "\r":
+            out.append(i)
+    out.append(len(line))
+    return out
 
 
 def _fold(word: str, width: int) -> list[str]:

@@ -8,6 +8,10 @@ may leave before the end. Reasoning goes to ``err`` (a callable taking str) only
 writes nothing. Tool calls get one line each on ``err`` at the end, and so does a refusal
 (the model's reply in place of an answer: not answer text).
 
+What reaches stderr (reasoning, tool calls, a refusal) is the model's text shown to a
+person: its controls are made visible (``controls.safe``), as on stdout when that is a
+terminal (``TERM=dumb``).
+
 What this view does not know: exit codes and status warnings (the command's edge says
 those), files (``persist``), time.
 """
@@ -16,6 +20,7 @@ from __future__ import annotations
 
 from ..model import End, Status
 from ..plural import count
+from .controls import safe
 from .draft import Draft
 
 
@@ -29,18 +34,24 @@ def summary(draft: Draft, now: float) -> str:
 
 
 def tool_line(call: dict, limit: int = 200) -> str:
-    args = " ".join(call["arguments"].split())
+    """One line for a tool call, safe to show on a terminal (its name and arguments are the
+    model's text: their controls made visible before the arguments are cut, so a cut never
+    leaves half an escape sequence)."""
+    args = " ".join(safe(call["arguments"]).split())
     if len(args) > limit:
         args = args[: limit - 1] + "\u2026"
-    return f"tool call: {call['name'] or '?'}({args})"
+    return f"tool call: {safe(call['name'] or '?')}({args})"
 
 
 class PlainView:
     animates = False
 
     def __init__(self, out, err, policy, *, reasoning: str = "hide", on_truncate: str = "replace",
-                 note=None, shared_terminal: bool = False) -> None:
+                 note=None, shared_terminal: bool = False, out_terminal: bool = False) -> None:
         self.out = out
+        #: stdout is a terminal after all (TERM=dumb): the answer's controls made visible
+        #: there, as the live view does (into a pipe or a file, the text is the provider's)
+        self.out_terminal = out_terminal
         self._err_out = err
         #: stderr is a terminal that the answer reaches too (TERM=dumb, ``render | cat``):
         #: a line on stderr must not be glued to the end of a partial line of the answer
@@ -109,7 +120,7 @@ class PlainView:
         if complete and text and not text.endswith("\n"):
             self._send("\n")  # a text file ends with a newline
         if draft.refusal:
-            self.err(f"the model refused: {draft.refusal}\n")
+            self.err(f"the model refused: {safe(draft.refusal)}\n")
         for call in draft.tool_calls():
             self.err(tool_line(call) + "\n")
 
@@ -117,11 +128,11 @@ class PlainView:
         pass  # the one-line diagnostic on stderr says it all
 
     def _send(self, text: str) -> None:
-        self.out(text.encode(errors="replace"))
+        self.out((safe(text) if self.out_terminal else text).encode(errors="replace"))
         self.at_line_start = text.endswith("\n")
 
     def _stream_reasoning(self, draft: Draft) -> None:
         text = draft.reasoning
         if len(text) > self.reasoning_written:
-            self.err(text[self.reasoning_written:])
+            self.err(safe(text[self.reasoning_written:]))
             self.reasoning_written = len(text)

@@ -34,7 +34,7 @@ from .blocks import Splitter, is_open_fence
 from .draft import Draft
 from .footer import footer
 from .release import DeltaRelease
-from .rows import clean, wrap
+from .rows import clean, raw_offsets, wrap
 from .screen import LiveScreen
 from .view_plain import summary, tool_line
 
@@ -103,6 +103,10 @@ class TerminalView:
             held = words - len(draft.answer[:self.policy.upto(draft.answer)].split())
             status = f"{frame} receiving (provisional) \u00b7 {count(words, 'word')}"
             tail.append(self._style(status + (f" \u00b7 {held} held back" if held > 0 else ""), "dim"))
+        # the tail and the blank row above it fit the screen, however small (else each
+        # paint would scroll part of it into the scrollback): its first rows go (the open
+        # text's; they are committed once finished)
+        tail = tail[len(tail) - (height - 1):] if len(tail) >= height else tail
         self.write(self.screen.paint(commit, [_cut(row, width) for row in tail], width))
 
     def note(self, text: str, now: float) -> None:
@@ -137,8 +141,8 @@ class TerminalView:
             elif end.detail:
                 commit += self._lines(f"\u26a0 {clean(end.detail)}", "bold yellow", width)
             line = footer(draft, end, now) if self.show_footer else None
-            if line:
-                commit.append(self._style(_cut(line, width), "dim"))
+            if line:  # (the model's name and usage keys are the provider's text)
+                commit.append(self._style(_cut(clean(line), width), "dim"))
         else:
             commit += self._failure(end, answer, shown, width)
         self.write(self.screen.close(commit, width))
@@ -202,7 +206,8 @@ class TerminalView:
         rows = []  # (row, offset in open_text where the row starts)
         offset = 0
         for line in open_text.split("\n"):
-            rows += [(row, offset + start) for row, start in wrap(clean(line), width)]
+            at = raw_offsets(line)  # (a row's start in the cleaned line is not the line's)
+            rows += [(row, offset + (start if at is None else at[start])) for row, start in wrap(clean(line), width)]
             offset += len(line) + 1
         if len(rows) > budget:  # a paragraph taller than the tail: its first rows are final
             keep = rows[-budget]
@@ -231,7 +236,7 @@ class TerminalView:
         console = self._md
         console.width = width
         with console.capture() as capture:
-            console.print(_markdown(block))
+            console.print(_markdown(clean(block)))  # (rich passes escape sequences on)
         rows = capture.get().split("\n")
         while rows and not _visible(rows[-1]):
             rows.pop()
