@@ -43,6 +43,9 @@ MAX_BACKOFF = 30.0
 #: the shortest backoff step after repeated failures, whatever ``retry`` says (a server
 #: sending ``retry: 0`` and closing at once must not make a busy loop)
 MIN_BACKOFF = 0.25
+#: the longest wait before a reconnection, whatever ``retry:`` asks (it may hold up to
+#: 2**64-1 ms, which no sleep can take): a day
+MAX_WAIT = 86400.0
 #: events read while recognising the provider, before giving up (as ``normalize`` does)
 MAX_UNRECOGNISED = 64
 
@@ -253,6 +256,8 @@ class Waits:
             basis = f"backoff, {self._failures} failures in a row"
         else:
             seconds = base
+        if seconds > MAX_WAIT:
+            seconds, basis = MAX_WAIT, f"{basis}, capped at a day"
         self.used += 1
         return Wait(seconds, self.used, self.limit or 0, basis)
 

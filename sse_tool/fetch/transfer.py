@@ -25,8 +25,9 @@ if TYPE_CHECKING:
 
     import httpx
 
-#: how much of an error body is read for the message
+#: how much of an error body is read for the message, and for how long between reads
 ERROR_BODY_LIMIT = 64 * 1024
+ERROR_BODY_WAIT = 5.0
 
 
 class Sending(NamedTuple):
@@ -211,25 +212,39 @@ def _attempt(client, request, headers, attempt, run, follow_redirects, trace=Non
             head = _head(response, run)
             yield head
             if response.status_code >= 300:
-                body = b"".join(_body(response, run, dog, limit=ERROR_BODY_LIMIT))
-                raise status_error(response, head, body, follow_redirects)
+                raise status_error(response, head, _error_body(response, run, dog), follow_redirects)
             yield from _body(response, run, dog)
     finally:
         dog.stop()
 
 
-def _body(response, run, dog, limit=None):
-    """The body's chunks, under the watchdog's deadlines; at most about ``limit`` bytes."""
+def _error_body(response, run, dog) -> bytes:
+    """What arrives of an error status's body for its message: the status is the failure
+    whatever becomes of the body (cut, or stalled: each read waits ``ERROR_BODY_WAIT``)."""
+    got = []
+    try:
+        got += _body(response, run, dog, limit=ERROR_BODY_LIMIT, wait=ERROR_BODY_WAIT)
+    except FetchError:
+        pass
+    return b"".join(got)
+
+
+def _body(response, run, dog, limit=None, wait=None):
+    """The body's chunks, under the watchdog's deadlines (and ``wait`` seconds at most per
+    read); at most about ``limit`` bytes."""
     httpx = load_httpx()
     sock = socket_of(response)
     if sock is not None:
         # The watchdog owns the body's deadlines now; without this the head's read timeout
         # would also bound every gap between chunks (httpcore reads it when the body starts).
-        response.request.extensions.get("timeout", {})["read"] = None
+        response.request.extensions.get("timeout", {})["read"] = wait
         run.sock = sock
     got = 0
+    # (a transport that read the body already, as httpx.MockTransport does, left it decoded)
+    gzip = (response.headers.get("content-encoding", "").strip().lower() in ("gzip", "x-gzip")
+            and not response.is_stream_consumed)
     try:
-        for chunk in response.iter_bytes():
+        for chunk in (_gunzipped(response.iter_raw()) if gzip else response.iter_bytes()):
             got += len(chunk)
             dog.pause()
             yield chunk
@@ -248,6 +263,31 @@ def _body(response, run, dog, limit=None):
                                Failure("network")) from None
     if dog.fired:  # a body without a length just ends when the socket is shut
         raise run.timed_out(dog.fired, got > 0)
+
+
+def _gunzipped(raw: Iterator[bytes]) -> Iterator[bytes]:
+    """A gzip body decoded as it arrives, member after member (a gzip file may hold several:
+    httpx's decoder stops after the first), and a cut (``httpx.DecodingError``) where the
+    body ends inside a member: its last bytes, the CRC and length, prove it whole."""
+    import zlib
+
+    httpx = load_httpx()
+    inflate, begun = zlib.decompressobj(16 + zlib.MAX_WBITS), False
+    try:
+        for data in raw:
+            while data:
+                begun = True
+                out = inflate.decompress(data)
+                if out:
+                    yield out
+                if not inflate.eof:
+                    break
+                data = inflate.unused_data  # the next member, if any
+                inflate, begun = zlib.decompressobj(16 + zlib.MAX_WBITS), False
+    except zlib.error as exc:
+        raise httpx.DecodingError(f"bad gzip data: {exc}") from None
+    if begun:
+        raise httpx.DecodingError("the gzip data ended inside a member")
 
 
 def _head(response: httpx.Response, run: Run, final: bool = True) -> Head:

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from sse_tool.decode import BOM
 from sse_tool.framing import AutoFramer
 from sse_tool.marker import RESET_LINE as RESET_MARKER
-from sse_tool.reconnect import MIN_BACKOFF, Resumer, Waits
+from sse_tool.reconnect import MAX_WAIT, MIN_BACKOFF, Resumer, Waits
 from sse_tool.sse import SseParser
 from sse_tool.wire import dumps, event_record
 
@@ -252,6 +252,16 @@ def test_a_retry_of_zero_does_not_make_a_busy_loop():
 def test_a_retry_longer_than_the_cap_is_still_honoured():
     waits = Waits(None, 3.0, random=lambda: 1.0)
     assert [waits.after(False, 60_000).seconds for _ in range(2)] == [60.0, 60.0]
+
+
+@pytest.mark.parametrize("progress", [True, False])
+def test_a_retry_no_sleep_can_take_waits_a_day(progress):
+    # retry: 2**64-1 ms is a valid field (and 9.3e12 ms once crashed the sleep with exit 1)
+    for retry in (2**64 - 1, 9_300_000_000_000, 86_400_001):
+        waits = Waits(None, 3.0, random=lambda: 1.0)
+        wait = waits.after(progress, retry)
+        assert wait.seconds == MAX_WAIT and "capped at a day" in wait.basis
+    assert Waits(None, 3.0).after(True, 86_400_000).seconds == MAX_WAIT
 
 
 def test_the_limit_counts_reconnections():
