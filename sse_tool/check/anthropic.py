@@ -55,7 +55,7 @@ DELTA_TYPE = rule(
     ("anthropic-sdk-python (text dropped)",),
 )
 TOOL_INPUT = rule(
-    "anthropic.tool-input-json", ERROR, "a tool block whose input_json_delta pieces are not JSON",
+    "anthropic.tool-input-json", ERROR, "a tool block whose input_json_delta pieces are not a JSON object",
     """By `content_block_stop` the `partial_json` pieces of a tool block join into one JSON
     object (no pieces, or one empty piece, means the start block's `input`).
     anthropic-sdk-python parses the growing text after each piece and raises ValueError
@@ -193,9 +193,13 @@ class Rules:
         text = "".join(block[1])
         if block[0] in _TOOL_BLOCKS and text:
             try:
-                orjson.loads(text)
+                value = orjson.loads(text)
             except orjson.JSONDecodeError as exc:
                 out.append(TOOL_INPUT.at(at, index, f"the input of tool block {number} is not JSON ({exc})"))
+                return
+            if not isinstance(value, dict):  # (a tool's input is an object)
+                out.append(TOOL_INPUT.at(at, index, f"the input of tool block {number} is JSON but not "
+                                         f"an object ({text[:40]!r})"))
 
     def _error(self, payload: dict, at: int, index: int, out: list[Finding]) -> None:
         error = payload.get("error")

@@ -30,7 +30,7 @@ TOOL_UNPAIRED = rule(
     `contentBlockIndex`. Input for a block that never opened has no tool to go to.""",
 )
 TOOL_INPUT = rule(
-    "bedrock.tool-input", ERROR, "a tool call whose joined input is not JSON",
+    "bedrock.tool-input", ERROR, "a tool call whose joined input is not a JSON object",
     """The `toolUse.input` pieces of one block join into a JSON object by its
     `contentBlockStop`; clients parse it before calling the tool.""",
 )
@@ -95,9 +95,13 @@ class Rules:
         elif block in self._tools:  # contentBlockStop of a tool block
             joined = "".join(self._tools.pop(block))
             try:
-                orjson.loads(joined or "{}")
+                value = orjson.loads(joined or "{}")
             except orjson.JSONDecodeError:
                 out.append(TOOL_INPUT.at(event.offset, index, f"the input of block {block} does not parse as JSON"))
+            else:
+                if not isinstance(value, dict):  # (a tool's input is an object)
+                    out.append(TOOL_INPUT.at(event.offset, index,
+                                             f"the input of block {block} is JSON but not an object"))
 
     def _chunk(self, index: int, event, payload: dict, out: list[Finding]) -> None:
         try:

@@ -29,7 +29,7 @@ BLOCK_UNPAIRED = rule(
     and a block still open at `message-end` was never finished.""",
 )
 TOOL_ARGUMENTS = rule(
-    "cohere.tool-arguments", ERROR, "a tool call whose joined arguments are not JSON",
+    "cohere.tool-arguments", ERROR, "a tool call whose joined arguments are not a JSON object",
     """A tool call's `function.arguments` pieces (in `tool-call-start` and the deltas) join
     into one JSON object by `tool-call-end`; clients parse it before calling the tool.""",
 )
@@ -101,7 +101,11 @@ class Rules:
         text = "".join(pieces)
         if block == "tool call":
             try:
-                orjson.loads(text)
+                value = orjson.loads(text)
             except orjson.JSONDecodeError as exc:
                 what = "are empty" if not text else f"are not JSON ({exc})"
                 out.append(TOOL_ARGUMENTS.at(at, index, f"the arguments of tool call {slot[1]!r} {what}"))
+            else:
+                if not isinstance(value, dict):  # (a tool takes named arguments)
+                    out.append(TOOL_ARGUMENTS.at(at, index, f"the arguments of tool call {slot[1]!r} are "
+                                                 f"JSON but not an object ({text[:40]!r})"))

@@ -417,6 +417,10 @@ def check(data: bytes, provider: str = "auto", framing: str = "auto") -> list[Fi
     return checker.feed(data) + checker.close()
 
 
+class NoStreamRecorded(Exception):
+    """A recording of a fetch that failed before any byte of its body."""
+
+
 def check_recording(data: bytes, provider: str = "auto", *,
                     max_event_size: int = DEFAULT_MAX_EVENT_SIZE) -> tuple[list[Finding], Checker | None]:
     """Every finding for a ``fetch --record`` recording: its response head, then its body fed
@@ -430,9 +434,11 @@ def check_recording(data: bytes, provider: str = "auto", *,
 
     lines = data.split(b"\n")
     rec = parse_recording(lines)
-    if rec.response is None:
-        how = f" (it ended: {rec.end.outcome})" if rec.end is not None else ""
-        raise BadInput(f"the recording holds no response{how}")
+    if rec.response is None or (rec.response.status < 400 and not rec.body):
+        # the recorded fetch failed before any byte of a body: no stream arrived, which is
+        # not a stream without events (as normalize and inspect say of it)
+        how = (rec.end.outcome + (f": {rec.end.detail}" if rec.end.detail else "")) if rec.end else "no end line"
+        raise NoStreamRecorded(f"the recorded fetch got no body ({how})")
     chunk_lines, head_line, header_lines = recording_lines(lines)
     framing = sniff(rec.body, final=True)
     out = head_findings(rec, framing, head_line, header_lines)

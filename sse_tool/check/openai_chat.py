@@ -63,7 +63,7 @@ TOOL_CALL_START = rule(
     its result cannot be sent back.""",
 )
 TOOL_ARGUMENTS = rule(
-    "chat.tool-arguments", ERROR, "a tool call whose joined arguments are not JSON",
+    "chat.tool-arguments", ERROR, "a tool call whose joined arguments are not a JSON object",
     """Once the stream is done, each call's argument pieces joined in order are one JSON
     object (OpenAI sends `{}` for a call without arguments); clients json.loads them before
     calling the tool. Empty arguments are not JSON either.""",
@@ -229,10 +229,14 @@ class Rules:
         for call, pieces in sorted(self._arguments.items()):
             text = "".join(pieces)
             try:
-                orjson.loads(text)
+                value = orjson.loads(text)
             except orjson.JSONDecodeError as exc:
                 what = "are empty" if not text else f"are not JSON ({exc})"
                 out.append(TOOL_ARGUMENTS.at(at, index, f"the arguments of tool call {call} {what}"))
+                continue
+            if not isinstance(value, dict):  # (a tool takes named arguments)
+                out.append(TOOL_ARGUMENTS.at(at, index, f"the arguments of tool call {call} are JSON "
+                                             f"but not an object ({text[:40]!r})"))
         self._arguments.clear()
 
     def _error(self, payload: dict, at: int, index: int, out: list[Finding]) -> None:

@@ -116,7 +116,10 @@ def _uri(name: str) -> str:
     """A relative URI reference for an input name ("stdin" for standard input)."""
     if name == "<stdin>":
         return "stdin"
-    return quote(name.replace("\\", "/"), safe="/:@!$&'()*+,;=-._~")
+    uri = quote(name.replace("\\", "/"), safe="/:@!$&'()*+,;=-._~")
+    # a colon in the first segment would read as a scheme (x:y.sse, C:/...): RFC 3986 4.2
+    first = uri.split("/", 1)[0]
+    return "./" + uri if ":" in first and not uri.startswith("/") else uri
 
 
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.NOTE: "cyan"}

@@ -112,6 +112,8 @@ def check(
     threshold = None if fail_on.value == "never" else fail_on.value
 
     def body() -> int:
+        from ..check.core import NoStreamRecorded
+
         out = Output()
         if list_rules:
             return _list_rules(out, fmt.value)
@@ -125,6 +127,9 @@ def check(
                 bad = True
             except _NoStream:  # an earlier stage failed before its first byte: never a pass
                 warn("check", f"{name}: {NO_STREAM}")
+                empty = True
+            except NoStreamRecorded as exc:
+                warn("check", f"{name}: no stream arrived: {exc}")
                 empty = True
         report.finish()
         if bad:

@@ -28,9 +28,10 @@ def assemble(ins, end_time: float | None, outcome: str | None, detail: str) -> S
                                               outcome=outcome, outcome_detail=detail)
         if verdict == "complete" and refusal:  # whatever the stop reason says (as normalize)
             cause, why = "refusal", f"the model refused ({why})"
-        elif cause == "end_turn" and ins.tool_indexes:
+        elif cause == "end_turn" and ins.tool_indexes - ins.server_tools:
             # the Responses API, Gemini and Ollama end a turn that calls a tool with their
-            # plain stop reason, where Anthropic and OpenAI chat say tool_use
+            # plain stop reason, where Anthropic and OpenAI chat say tool_use (a server
+            # tool, which the provider ran, leaves nothing for the client to call)
             cause = "tool_use"
     tokens = figures.read_tokens(ins.usage)
     timeline = _timeline(ins, end_time)

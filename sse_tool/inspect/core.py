@@ -119,6 +119,7 @@ class Inspector:
         self.first: dict[str, float | None] = {"answer": None, "reasoning": None, "tool_call": None}
         self.texts: dict[Channel, list[str]] = {_ANSWER: [], _REASONING: [], _REFUSAL: []}
         self.tool_indexes: set = set()
+        self.server_tools: set = set()  # the indexes of calls the provider runs itself
         self.tool_chars = 0
         self.pieces = 0  # deltas with text and tool-call pieces
         self.usage: dict | None = None
@@ -365,6 +366,8 @@ class Inspector:
                 tool_seen = True
                 tool += len(record.arguments)
                 self.tool_indexes.add(record.index)
+                if record.server:
+                    self.server_tools.add(record.index)
             elif kind is Usage:
                 self.usage = record.usage
             elif kind is Meta:

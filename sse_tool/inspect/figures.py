@@ -260,8 +260,8 @@ def verdict(end: End | None, *, events: int, cut: str | None, terminal: bool,
     if end is None:  # no stream was read at all
         if outcome == "timeout":
             return "truncated", "timeout", outcome_detail or "timed out before any byte"
-        if outcome in ("network", "http-error"):
-            return "error", "network", outcome_detail or "the request failed"
+        if outcome in ("network", "http-error"):  # (normalize: no stream arrived, truncated)
+            return "truncated", "network", outcome_detail or "the request failed"
         if outcome in ("interrupted", "broken-pipe", None):
             return "truncated", "interrupted", outcome_detail or "stopped before any byte"
         return "truncated", "empty", "no byte arrived"

@@ -58,11 +58,17 @@ class Condition:
             return burst is not None and burst.bursty
         if name == "stall":
             stall = report.gaps.stall
-            return stall is not None and stall.seconds >= self.limit
+            return stall is not None and _shown(stall.seconds) >= self.limit
         if name == "ttft":  # a token that never came is later than any limit
-            return report.ttft is None or report.ttft >= self.limit
+            return report.ttft is None or _shown(report.ttft) >= self.limit
         rate = report.rates.output.per_second if report.rates.output is not None else None
-        return rate is not None and rate < self.limit  # tps: output slower than the limit
+        return rate is not None and _shown(rate) < self.limit  # tps: output slower than the limit
+
+
+def _shown(value: float) -> float:
+    """A figure as the report gives it (to the microsecond): the threshold is judged on
+    that, not on the float sum that made it (4.1 - 1.1 is 2.9999999999999996, not 3)."""
+    return round(value, 6)
 
 
 _CONDITION = re.compile(r"\s*([a-z]+)\s*(?:=\s*(\S+))?\s*")

@@ -134,6 +134,19 @@ def test_sarif_of_every_case_is_valid(tmp_path):
     assert {r["ruleId"] for r in log["runs"][0]["results"]} == set(RULES)
 
 
+@pytest.mark.parametrize("name, uri", [("x:y #1.sse", "./x:y%20%231.sse"), ("a/b:c.sse", "a/b:c.sse"),
+                                       ("plain.sse", "plain.sse")])
+def test_a_sarif_location_is_a_relative_reference_whatever_colons_the_name_holds(tmp_path, monkeypatch, name, uri):
+    # a colon in the first segment would make the name a URI with a scheme ("x:")
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / name
+    path.parent.mkdir(exist_ok=True)
+    path.write_bytes(CASES["stream.no-terminal-event"][0])
+    done = run("-f", "sarif", name)
+    location = json.loads(done.stdout)["runs"][0]["results"][0]["locations"][0]["physicalLocation"]
+    assert location["artifactLocation"]["uri"] == uri
+
+
 def test_a_recording_is_checked_with_its_head_and_its_lines_are_the_recording_s(tmp_path):
     rec = tmp_path / "chat.rec"
     rec.write_bytes(recording(OK_CHAT + b"data: {", headers=[("content-type", "application/json")]))

@@ -380,3 +380,17 @@ def test_a_long_line_is_found_whatever_the_chunking(rule):
         out += checker.feed(broken[i : i + 4096])
     out += checker.close()
     assert [f.key() for f in out] == [f.key() for f in check(broken)]
+
+
+@pytest.mark.parametrize("arguments", ["5", '"a"', "[1, 2]", "null", "true"])
+def test_tool_arguments_that_are_json_but_not_an_object_break_their_rule(arguments):
+    # a tool takes named arguments: OpenAI's joined pieces and Anthropic's input are objects
+    openai_found = findings(chat(HEAD, call(0, "call_1", "f"), call(0, arguments=arguments), TOOLS_END))
+    assert [f.rule.id for f in openai_found] == ["chat.tool-arguments"], openai_found
+    assert "not an object" in openai_found[0].message
+    anthropic_found = findings(anthropic(*tool_block(arguments)))
+    assert [f.rule.id for f in anthropic_found] == ["anthropic.tool-input-json"], anthropic_found
+    assert [f.rule.id for f in findings(cohere_tool(arguments))] == ["cohere.tool-arguments"]
+    bedrock_found = findings(bedrock(B_START, B_TOOL, ("contentBlockDelta", {"contentBlockIndex": 1, "delta": {
+        "toolUse": {"input": arguments}}}), B_STOP1, B_END, B_META))
+    assert [f.rule.id for f in bedrock_found] == ["bedrock.tool-input"], bedrock_found

@@ -111,3 +111,24 @@ def test_a_framing_failure_after_a_tool_call_ends_with_its_summary_on_every_path
     assert ends[0]["tool_calls"] == ends[1]["tool_calls"] == [
         {"index": 0, "id": "call_ZR5UUuTt3pf61kjwAJIYdVMj", "name": "get_capital", "complete_json": False}]
     assert ends[0]["status"] == ends[1]["status"] == "invalid"
+
+
+NO_BODY = {
+    "no response": "",
+    "a head, no body": "< HTTP/1.1 200 OK\n< content-type: text/event-stream\n",
+}
+
+
+@pytest.mark.parametrize("head", NO_BODY.values(), ids=NO_BODY.keys())
+def test_a_recording_of_a_fetch_that_failed_before_its_body_is_no_stream_for_every_stage(tmp_path, head):
+    path = tmp_path / "x.rec"
+    path.write_text("sse-tool recording 1\nstart 2026-01-01T00:00:00.000000Z\n"
+                    "> POST https://api.openai.com/v1/chat/completions\n" + head
+                    + "end 0.100000 network connection refused\n")
+    normalized = shell("$T normalize $F", path)
+    assert codes(normalized) == [3] and end_of(normalized)["status"] == "truncated"
+    inspected = shell("$T inspect --json --fail-on truncated $F", path)
+    report = json.loads(inspected.stdout.splitlines()[0])
+    assert codes(inspected) == [3] and (report["verdict"], report["cause"]) == ("truncated", "network")
+    checked = shell("$T check $F", path)
+    assert codes(checked) == [3] and b"no stream arrived" in checked.stderr

@@ -205,6 +205,24 @@ def test_fail_on_turns_findings_into_the_exit_code(recs, conditions, name, code)
     assert bool(stream["findings"]) == bool(code)
 
 
+@pytest.mark.parametrize("condition, code", [("stall=3s", 10), ("stall=3.000001s", 0), ("tps=10", 0),
+                                             ("tps=10.000001", 10)])
+def test_a_threshold_is_judged_on_the_figure_the_report_gives(tmp_path, condition, code):
+    # times that are not exact in binary: 4.1 - 1.1 is 2.9999999999999996 and 3 tokens in
+    # 0.4 - 0.1 s are 9.999999999999998 a second, but the report says 3.000 s and 10.0
+    story = openai(text=["Hello", " world"], usage={"prompt_tokens": 3, "completion_tokens": 3})
+    chunks = [(0.05, story[0]), (0.1, story[1]), (0.4, story[2]), (0.45, story[3])]
+    if condition.startswith("stall"):
+        chunks = [(0.05, story[0]), (1.1, story[1]), (2.0, b": ping\n\n"), (4.1, story[2]), (4.25, story[3])]
+    chunks += [(chunks[-1][0] + 0.05, b"".join(story[4:]))]
+    path = tmp_path / "edge.rec"
+    path.write_text(recording(chunks), encoding="utf-8")
+    done = run("--json", "--fail-on", condition, str(path))
+    report = stream_objects(done.text)[0]
+    assert report["gaps"]["max"] == 3.0 if condition.startswith("stall") else report["rates"]
+    assert done.returncode == code, (done.err, report["findings"])
+
+
 def test_with_many_streams_the_first_finding_in_input_order_gives_the_code(recs):
     names = ["steady.rec", "stalled.rec", "cut.rec", "failed.rec"]
     done = run("--fail-on", "truncated,error,stall=10s", *(str(recs[n]) for n in names))

@@ -96,8 +96,9 @@ def test_an_http_error_status_is_an_error_with_the_providers_message():
     assert report.detail == "HTTP 429 Too Many Requests: Slow down (rate_limit_error)"
 
 
-def test_a_network_failure_before_any_byte_is_an_error_and_a_timeout_before_any_byte_is_truncated():
-    assert inspect_chunks([], end=1.0, outcome="network", detail="cannot connect").cause == "network"
+def test_a_network_failure_or_a_timeout_before_any_byte_is_truncated_as_normalize_says():
+    report = inspect_chunks([], end=1.0, outcome="network", detail="cannot connect")
+    assert (report.verdict, report.cause, report.detail) == ("truncated", "network", "cannot connect")
     report = inspect_chunks([], end=5.0, outcome="timeout", detail="first-byte timeout")
     assert (report.verdict, report.cause) == ("truncated", "timeout")
 
@@ -127,6 +128,12 @@ def test_a_turn_that_ends_in_a_tool_call_is_caused_by_tool_use_whatever_the_dial
     report = inspect_chunks([(0.0, (FIXTURES / path).read_bytes())], origin="file")
     assert (report.verdict, report.cause, report.stopped_early) == ("complete", "tool_use", False)
     assert report.sizes.tool_calls >= 1
+
+
+def test_a_turn_that_used_only_a_server_tool_keeps_its_own_stop_reason():
+    # web search ran at the provider, then text ended the turn: nothing for the client to call
+    report = inspect_chunks([(0.0, (FIXTURES / "anthropic/web-search-citations.sse").read_bytes())], origin="file")
+    assert (report.verdict, report.cause) == ("complete", "end_turn") and report.sizes.tool_calls >= 1
 
 
 def test_whether_usage_was_reported_is_said():
