@@ -23,10 +23,10 @@ from ..pipeline import SOURCES, RecordReader
 from ..plural import count
 from ..providers import PROVIDERS
 from ..render import persist
+from ..render.controls import safe
 from ..render.loop import pump
 from ..render.release import make_policy
 from ..render.throttle import Painter
-from ..render.controls import safe
 from ..render.view_plain import PlainView
 from ..sse import DEFAULT_MAX_EVENT_SIZE
 from ..think import MODES
