@@ -123,9 +123,7 @@ class Redactor:
     def name(self, name: str) -> str:
         """A header name to show: as ``text``, but a secret is found in any case (a name is
         case-insensitive, and clients hand it over lower-cased)."""
-        if self._any_case is not None:
-            name = self._any_case.sub(MASK, name)
-        return self.text(name)
+        return self.text(name, any_case=True)
 
     def headers(self, headers: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
         """Header pairs to show: secret values masked, and a secret in a name too."""
@@ -140,10 +138,12 @@ class Redactor:
         query = "&".join(_mask_param(piece) for piece in parts.query.split("&")) if parts.query else ""
         return self.text(urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment)))
 
-    def text(self, message: str) -> str:
-        """Any message: known secret values, ``key=`` parameters and URL credentials masked."""
-        if self._pattern is not None:
-            message = self._pattern.sub(MASK, message)
+    def text(self, message: str, *, any_case: bool = False) -> str:
+        """Any message: known secret values (in any case, with ``any_case``), ``key=``
+        parameters and URL credentials masked."""
+        pattern = self._any_case if any_case else self._pattern
+        if pattern is not None:
+            message = pattern.sub(MASK, message)
         message = _PARAM_IN_TEXT.sub(lambda m: m.group(1) + MASK, message)
         return _USERINFO_IN_TEXT.sub(lambda m: m.group(1) + MASK + "@", message)
 

@@ -6,10 +6,10 @@
 
 ``id`` and ``retry`` appear once the stream has set them; ``offset``/``end`` (byte offsets
 in the input: ``input[offset:end]`` is the event's text, its blank line excluded) and
-parsed JSON ``data`` only when asked for (and only when parsing keeps it exact). Comments, when asked for, are
-``{"comment": "text"}``. A message of an AWS event stream also has ``headers`` (its
-typed headers as JSON values); its ``data`` is the payload. Later stages read these
-records back with ``load_event``.
+parsed JSON ``data`` only when asked for (and only when parsing keeps it exact).
+Comments, when asked for, are ``{"comment": "text"}``. A message of an AWS event stream
+also has ``headers`` (its typed headers as JSON values); its ``data`` is the payload.
+Later stages read these records back with ``load_event``.
 """
 
 from __future__ import annotations

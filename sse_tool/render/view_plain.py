@@ -87,7 +87,7 @@ class PlainView:
 
     def err(self, text: str) -> None:
         self.line_break()
-        self._err_out(text)
+        self._err_out(safe(text))  # (the model's text among it: the one place it is made safe)
 
     def line_break(self) -> None:
         """Before a line on stderr: end the answer's partial line on a shared terminal."""
@@ -120,7 +120,7 @@ class PlainView:
         if complete and text and not text.endswith("\n"):
             self._send("\n")  # a text file ends with a newline
         if draft.refusal:
-            self.err(f"the model refused: {safe(draft.refusal)}\n")
+            self.err(f"the model refused: {draft.refusal}\n")
         for call in draft.tool_calls():
             self.err(tool_line(call) + "\n")
 
@@ -134,5 +134,5 @@ class PlainView:
     def _stream_reasoning(self, draft: Draft) -> None:
         text = draft.reasoning
         if len(text) > self.reasoning_written:
-            self.err(safe(text[self.reasoning_written:]))
+            self.err(text[self.reasoning_written:])
             self.reasoning_written = len(text)
