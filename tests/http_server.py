@@ -42,7 +42,7 @@ import struct
 import threading
 import time
 import zlib
-from collections import Counter, defaultdict
+from collections import Counter
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, quote, urlsplit
@@ -76,11 +76,28 @@ class _Gone(Exception):
     """The client closed the connection."""
 
 
+class Events(dict):
+    """Named ``threading.Event``s, made on first use by whichever thread asks first.
+
+    Not a ``defaultdict``: its ``__missing__`` runs ``threading.Event()``, Python code the
+    interpreter may switch threads in, so a test and a handler asking for a new name at the
+    same moment could each get an event of its own, and the handler would wait for ever
+    on one the test never sets."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._lock = threading.Lock()
+
+    def __missing__(self, name: str) -> threading.Event:
+        with self._lock:
+            return self.setdefault(name, threading.Event())
+
+
 class LocalServer:
     def __init__(self) -> None:
         self.requests: list[Captured] = []
-        self.gates: defaultdict[str, threading.Event] = defaultdict(threading.Event)
-        self.disconnected: defaultdict[str, threading.Event] = defaultdict(threading.Event)
+        self.gates = Events()
+        self.disconnected = Events()
         self.counts: Counter[str] = Counter()
         self.stopping = threading.Event()
         self._lock = threading.Lock()

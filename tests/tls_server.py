@@ -32,11 +32,10 @@ import socket
 import ssl
 import threading
 import time
-from collections import defaultdict
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
-from .http_server import event, events
+from .http_server import Events, event, events
 
 #: how long a connection waits for its client at most (a bound for a hung test)
 PATIENCE = 30
@@ -96,7 +95,7 @@ class TLSServer:
         self.ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ca.issue_cert(*identities, **cert_options).configure_cert(self.ctx)
         self.ctx.set_alpn_protocols(list(alpn))
-        self.disconnected: defaultdict[str, threading.Event] = defaultdict(threading.Event)
+        self.disconnected = Events()
         self.protocols: list[str | None] = []
         self.stopping = threading.Event()
         self._listener = socket.create_server(("127.0.0.1", 0))
