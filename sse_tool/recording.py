@@ -41,7 +41,8 @@ The body is what fetch received and wrote to stdout: after content decoding (gzi
 replaying server must not resend ``content-encoding``, ``content-length`` or
 ``transfer-encoding``. After a ``--retry-partial`` retry the reset marker and the new
 attempt's bytes follow as further chunks, as on stdout; for an HTTP error status the chunks
-hold the error body (which fetch does not write to stdout).
+hold the error body (which fetch does not write to stdout), except when the error answered
+a retry or reconnection after a body went out: then a note holds the error's status line and body.
 
 Secrets. The writer hides every secret its redactor learned (the key fetch sent, in a
 header, the URL or a Basic credential, and the provider keys in the environment) in

@@ -112,7 +112,8 @@ def recording_steps(rec: Recording, speed: float = 1.0) -> list[Step]:
 def replay_recording(rec: Recording, speed: float = 1.0) -> Replay:
     """Steps and ending for replaying ``rec`` to stdout, the way ``fetch`` wrote it.
 
-    An error status's body went to stderr, not stdout, so only the message is replayed.
+    An error status's body went to stderr, not stdout, so only the message is replayed;
+    but when the error answered a retry after a body had gone out, that body is replayed.
     """
     end = rec.end
     last = rec.times[-1] if rec.times else 0.0
@@ -121,11 +122,15 @@ def replay_recording(rec: Recording, speed: float = 1.0) -> Replay:
         return Replay(recording_steps(rec, speed), 0.0, ExitCode.TRUNCATED,
                       "the recording has no end line (the recorder was stopped): truncated")
     code = OUTCOME_EXIT[end.outcome]
-    if code is ExitCode.HTTP_ERROR or (status is not None and status >= 300 and code is ExitCode.OK):
+    answered = status is not None and status < 300
+    if code is ExitCode.HTTP_ERROR and not answered or not answered and status and code is ExitCode.OK:
         reason = f"HTTP {status} {rec.response.reason}".rstrip() if status else "HTTP error"
         detail = end.detail if end.detail.startswith("HTTP") else f"{reason}: {end.detail}".rstrip(": ")
         return Replay([], scaled(end.time, speed), ExitCode.HTTP_ERROR, detail)
-    message = "" if code is ExitCode.OK else f"recorded {end.outcome}: {end.detail}".rstrip(": ")
+    if code is ExitCode.HTTP_ERROR:  # fetch said the error after the body, as here
+        message = end.detail or "HTTP error"
+    else:
+        message = "" if code is ExitCode.OK else f"recorded {end.outcome}: {end.detail}".rstrip(": ")
     return Replay(recording_steps(rec, speed), scaled(end.time - last, speed), code, message)
 
 

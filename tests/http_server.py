@@ -22,7 +22,9 @@ Paths:
                                the first ``fail`` requests get the error, then /sse
   /cut?after=N&mode=length|chunked|reset
                                starts a body, sends N bytes, closes (or resets) the connection
-  /partial-then-ok?key=K       first request: part of an event, then a cut; then the full body
+  /partial-then-ok?key=K&then=STATUS
+                               first request: part of an event, then a cut; then the full body
+                               (or, with ``then``, an error with that status)
   /gzip?n=3&delay=0.01         gzip-encoded events, each flushed so it can be decoded at once
   /redirect?to=PATH&status=302 a redirect to PATH (to=none: without a Location)
   /capture/...                 records the request in ``requests``, answers a short stream
@@ -306,6 +308,8 @@ class _Handler(QuietHandler):
             self.head()
             self.chunk(event(0) + b'data: {"i": 1, "te')  # cut inside a line
             self.connection.close()
+        elif "then" in self.q:  # ?then=STATUS: the later requests get that error
+            self.route_error(app, key, status=int(self.q["then"]))
         else:
             self.route_sse(app, key)
 

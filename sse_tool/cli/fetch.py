@@ -507,7 +507,13 @@ class _Recorder:
     def fail(self, t: float, exc, body: bytes) -> None:
         if not self._writer:
             return
-        if body or exc.exit_code == ExitCode.HTTP_ERROR:
+        if self._head_written and exc.exit_code == ExitCode.HTTP_ERROR:
+            # A retry answered with an error after a body went out: the chunks are that
+            # body, as on stdout, so the error's head and body are a note, not more chunks.
+            h = self._head
+            self.note(f"the retry was answered {h.http_version} {h.status} {h.reason}: "
+                      + body.decode("utf-8", "replace"))
+        elif body or exc.exit_code == ExitCode.HTTP_ERROR:
             self._write_head()
             if body:
                 self._writer.chunk(t, body)

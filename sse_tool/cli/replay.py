@@ -34,7 +34,8 @@ Exit status (a recording's, as fetch gave it):
   0  complete (and any stream file that is not empty)
   3  truncated: the body was cut, or the recorder stopped early (interrupted, closed pipe);
      or an empty input (no stream arrived)
-  6  HTTP error status: nothing on stdout, the message on stderr
+  6  HTTP error status: nothing on stdout, the message on stderr (after the body, when the
+     error answered a retry or reconnection after it)
   7  network failure;  8  timeout
   2  usage error;  5  not a readable recording;  130 interrupted;  141 the reader closed the pipe
 A failure also ends stdout with ': sse-tool exit CODE replay: WHY', for the later stages.

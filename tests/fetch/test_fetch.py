@@ -334,6 +334,23 @@ def test_a_recording_after_retry_partial_matches_stdout(server, tmp_path):
     assert rec.notes and "retry 1/1" in rec.notes[0]
 
 
+def test_an_error_that_answers_a_retry_after_a_body_is_a_note_and_replays_like_fetch(server, tmp_path):
+    # The stream bytes went to stdout before the retry met a 401; the error's body did not,
+    # so it is no chunk of the recording, and a replay writes what fetch wrote.
+    path = tmp_path / "e.rec"
+    r = fetch("--record", str(path), "--retry", "1", "--retry-partial", "--retry-delay", "1ms",
+              server.url("/partial-then-ok?key=e401&then=401"))
+    rec = load_recording(path)
+    body = event(0) + b'data: {"i": 1, "te'
+    assert r.exit_code == 6 and failed_output(r.stdout_bytes, body, 6)
+    assert (rec.response.status, rec.body, rec.end.outcome) == (200, body, "http-error")
+    assert "the retry was answered HTTP/1.1 401 Unauthorized" in rec.notes[-1]
+    assert "something failed" in rec.notes[-1]
+    replayed = CliRunner().invoke(app, ["replay", "--speed", "0", str(path)])
+    assert replayed.exit_code == 6
+    assert replayed.stdout_bytes == r.stdout_bytes.replace(b"exit 6 fetch:", b"exit 6 replay:")
+
+
 # -- the library -----------------------------------------------------------------------
 
 def test_the_library_yields_the_request_the_head_and_chunks(server):

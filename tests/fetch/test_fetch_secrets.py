@@ -71,6 +71,28 @@ def test_a_401_that_quotes_the_key_everywhere_leaves_no_trace_in_the_recording_o
     assert all("<redacted>" in n or n == "X-Seen" for n, _ in recording.response.headers if n.startswith("X-Seen"))
 
 
+def test_a_401_quoting_the_key_after_a_retried_body_leaves_no_trace_in_the_recording(tmp_path):
+    def answer(seen):  # the first request: a body cut short; the retry: the hostile 401
+        if len(server.seen) == 1:
+            return [b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: 99\r\n"
+                    b"Connection: close\r\n\r\n", b"data: {\"a\": 1}\n\ndata: {\"b"]
+        return _echo_everywhere(seen)
+
+    server = Catcher("127.0.0.1", answer=answer)
+    rec = tmp_path / "x.rec"
+    try:
+        done = run_fetch("-H", f"x-api-key: {KEY}", "--record", str(rec), "--retry", "1",
+                         "--retry-partial", "--retry-delay", "1ms", server.base + "/v1/messages")
+    finally:
+        server.close()
+    assert done.returncode == 6 and done.stdout.startswith(b'data: {"a": 1}\n\ndata: {"b\n')
+    _assert_clean(done.stderr, KEY)
+    _assert_clean(rec.read_bytes(), KEY)
+    recording = load_recording(rec)
+    assert recording.body == b'data: {"a": 1}\n\ndata: {"b' and "401" in recording.notes[-1]
+    assert "Incorrect API key provided: <redacted>" in recording.notes[-1]
+
+
 def test_a_key_split_across_stream_chunks_is_masked_in_the_recording_with_its_chunk_times(tmp_path):
     key_bytes = KEY.encode()
 
