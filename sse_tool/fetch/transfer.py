@@ -187,15 +187,25 @@ def _attempt(client, request, headers, attempt, run, follow_redirects, trace=Non
     dog = Watchdog(run, run.clock())  # the head is under the first-byte and total deadlines
     try:
         try:
-            response = client.send(req, stream=True, follow_redirects=follow_redirects)
+            response = client.send(req, stream=True)
+            # Redirects are followed here, not by httpx, so that each hop's head is said as
+            # it comes and one past --max-redirs is the final head, as curl reports it.
+            hops = 0
+            while follow_redirects and response.next_request is not None:
+                if hops == client.max_redirects:
+                    with closing(response):
+                        yield _head(response, run)
+                    raise HttpError(f"more than {hops} redirects", Failure("status"))
+                with closing(response):  # its body is never read: a hostile one may not end
+                    yield _head(response, run, final=False)
+                hops += 1
+                response = client.send(response.next_request, stream=True)
         except httpx.ConnectTimeout:
             raise run.timed_out(connect_which) from None
         except httpx.PoolTimeout:
             raise run.timed_out(connect_which) from None
         except (httpx.ReadTimeout, httpx.WriteTimeout):
             raise run.timed_out(dog.fired or first_which) from None
-        except httpx.TooManyRedirects:
-            raise HttpError(f"more than {client.max_redirects} redirects", Failure("status")) from None
         except (httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
             # The URL asked for is http(s): only a redirect can lead elsewhere (javascript:, data:)
             raise HttpError(f"redirect to a URL that is not http or https: {detail(exc)}",
@@ -207,8 +217,6 @@ def _attempt(client, request, headers, attempt, run, follow_redirects, trace=Non
             kind = "certificate" if refused_certificate(exc) else "network"
             raise ConnectionFailed(network_text(req, exc), Failure(kind)) from None
         with closing(response):
-            for hop in response.history:
-                yield _head(hop, run, final=False)
             head = _head(response, run)
             yield head
             if response.status_code >= 300:
@@ -259,6 +267,9 @@ def _body(response, run, dog, limit=None, wait=None):
         if got:
             raise BodyCut(f"body cut short after {got} bytes: {detail(exc)}",
                           Failure("cut", partial=True)) from None
+        if isinstance(exc, httpx.DecodingError):  # the connection is fine, what it carried is not
+            raise ConnectionFailed(f"the body could not be decoded: {detail(exc)}",
+                                   Failure("network")) from None
         raise ConnectionFailed(f"connection closed before the first byte: {detail(exc)}",
                                Failure("network")) from None
     if dog.fired:  # a body without a length just ends when the socket is shut
@@ -268,7 +279,8 @@ def _body(response, run, dog, limit=None, wait=None):
 def _gunzipped(raw: Iterator[bytes]) -> Iterator[bytes]:
     """A gzip body decoded as it arrives, member after member (a gzip file may hold several:
     httpx's decoder stops after the first), and a cut (``httpx.DecodingError``) where the
-    body ends inside a member: its last bytes, the CRC and length, prove it whole."""
+    body ends inside a member: its last bytes, the CRC and length, prove it whole. Bytes
+    that are not gzip are an ``httpx.DecodingError``."""
     import zlib
 
     httpx = load_httpx()
@@ -287,7 +299,7 @@ def _gunzipped(raw: Iterator[bytes]) -> Iterator[bytes]:
     except zlib.error as exc:
         raise httpx.DecodingError(f"bad gzip data: {exc}") from None
     if begun:
-        raise httpx.DecodingError("the gzip data ended inside a member")
+        raise httpx.RemoteProtocolError("the gzip data ended inside a member")
 
 
 def _head(response: httpx.Response, run: Run, final: bool = True) -> Head:

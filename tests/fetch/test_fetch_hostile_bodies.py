@@ -55,6 +55,17 @@ def test_a_gzip_body_of_several_members_is_decoded_whole():
     assert (done.returncode, done.stdout) == (0, EVENTS), done.stderr
 
 
+def test_a_body_that_says_gzip_but_is_not_is_said_so_not_called_a_closed_connection():
+    server = served(head(extra=b"Content-Encoding: gzip\r\n"), EVENTS)
+    try:
+        done = fetch(server.base + "/s")
+    finally:
+        server.close()
+    assert (done.returncode, done.stdout) == (7, b"")
+    assert done.stderr.startswith(b"sse-tool fetch: the body could not be decoded: bad gzip data")
+    assert done.stderr.count(b"\n") == 1
+
+
 def test_an_error_status_whose_body_is_cut_is_still_that_status_and_retried():
     body = b'{"error": {"message": "boom"}}'
     server = served(b"HTTP/1.1 500 Oops\r\nContent-Type: application/json\r\nContent-Length: 100\r\n"

@@ -136,3 +136,34 @@ def test_a_bad_format_stops_before_the_request():
     done = fetch("-w", "%{nope}", "http://127.0.0.1:9/")
     assert done.returncode == 2 and b"unknown variable %{nope}" in done.stderr
     assert b"cannot connect" not in done.stderr
+
+
+def _redirects(hops: int | None):
+    """A server whose /0, /1, ... redirect to the next path, ``hops`` times (None: for ever),
+    then answer one event."""
+    from ..raw_http import Catcher
+
+    def answer(seen):
+        n = int(seen.head.split(b" ")[1].strip(b"/") or 0)
+        if hops is None or n < hops:
+            return [b"HTTP/1.1 302 Found\r\nLocation: /%d\r\nContent-Length: 0\r\n"
+                    b"Connection: close\r\n\r\n" % (n + 1)]
+        return [b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: 10\r\n"
+                b"Connection: close\r\n\r\ndata: ok\n\n"]
+    return Catcher("127.0.0.1", answer=answer)
+
+
+@pytest.mark.parametrize("hops, code, redirects, last", [(2, 0, 2, 2), (None, 6, 3, 3)])
+def test_redirects_are_counted_as_curl_counts_them_also_past_max_redirs(hops, code, redirects, last):
+    # curl -L --max-redirs 3 -w ... on an endless loop: 3 followed, the last 302 is the answer.
+    server = _redirects(hops)
+    try:
+        done = fetch("-L", "--max-redirs", "3", "-w", "%{num_redirects} %{http_code} %{url_effective}",
+                     server.base + "/0")
+    finally:
+        server.close()
+    assert done.returncode == code, done.stderr
+    status = 200 if hops is not None else 302
+    assert done.stderr.endswith(f"{redirects} {status} {server.base}/{last}".encode())
+    if hops is None:
+        assert b"more than 3 redirects" in done.stderr and len(server.seen) == 4
