@@ -135,7 +135,9 @@ class Draft:
     def has_content(self) -> bool:
         return self.reasoning_started is not None or self.answer_started is not None or bool(self._tools)
 
-    def tool_calls(self) -> list[dict]:
+    def tool_calls(self, end: End | None = None) -> list[dict]:
+        """The calls so far; with the ``End``, each says whether its arguments are whole
+        JSON (``complete_json``), as the end record told."""
         out = []
         for index in sorted(self._tools):
             call = self._tools[index]
@@ -143,6 +145,10 @@ class Draft:
                 call[2][:] = ["".join(call[2])]
             out.append({"index": index, "id": call[0], "name": call[1],
                         "arguments": call[2][0] if call[2] else ""})
+        if end is not None and end.tool_calls is not None:
+            whole = {c.get("index"): c.get("complete_json") for c in end.tool_calls if isinstance(c, dict)}
+            for call in out:
+                call["complete_json"] = whole.get(call["index"])
         return out
 
     def thought_seconds(self, now: float) -> float:
@@ -178,7 +184,7 @@ class Draft:
             "status": end.status.value,
             "answer": self.answer,
             "reasoning": self.reasoning,
-            "tool_calls": self.tool_calls(),
+            "tool_calls": self.tool_calls(end),
             "stop_reason": end.stop_reason,
             "usage": end.usage if end.usage is not None else self.usage,
             "meta": self.meta,
@@ -186,10 +192,6 @@ class Draft:
         }
         if self.refusal:
             out["refusal"] = self.refusal
-        if end.tool_calls is not None:  # whether each call's arguments are whole JSON
-            complete = {c.get("index"): c.get("complete_json") for c in end.tool_calls if isinstance(c, dict)}
-            for call in out["tool_calls"]:
-                call["complete_json"] = complete.get(call["index"])
         if end.error is not None:
             out["error"] = end.error
         if end.detail is not None:

@@ -36,11 +36,13 @@ def summary(draft: Draft, now: float) -> str:
 def tool_line(call: dict, limit: int = 200) -> str:
     """One line for a tool call, safe to show on a terminal (its name and arguments are the
     model's text: their controls made visible before the arguments are cut, so a cut never
-    leaves half an escape sequence)."""
+    leaves half an escape sequence). A call the end record says is not whole JSON says so
+    first, where cutting the line to a width cannot hide it: it must not be run."""
     args = " ".join(safe(call["arguments"]).split())
     if len(args) > limit:
         args = args[: limit - 1] + "\u2026"
-    return f"tool call: {safe(call['name'] or '?')}({args})"
+    what = "incomplete tool call" if call.get("complete_json") is False else "tool call"
+    return f"{what}: {safe(call['name'] or '?')}({args})"
 
 
 class PlainView:
@@ -121,7 +123,7 @@ class PlainView:
             self._send("\n")  # a text file ends with a newline
         if draft.refusal:
             self.err(f"the model refused: {draft.refusal}\n")
-        for call in draft.tool_calls():
+        for call in draft.tool_calls(end):
             self.err(tool_line(call) + "\n")
 
     def abort(self, draft: Draft, now: float, why: str | None = None) -> None:

@@ -129,7 +129,7 @@ class TerminalView:
         answer = draft.answer
         shown = answer if complete or self.keep_partial else answer[:self.policy.upto(answer)]
         self._answer_rows(shown, commit, width, 0, final=True)
-        for call in draft.tool_calls():
+        for call in draft.tool_calls(end):
             commit.append(self._style(_cut("\u2699 " + tool_line(call), width), "cyan"))
         if draft.refusal:
             commit += self._lines(f"\u2298 the model refused: {clean(draft.refusal)}", "bold yellow", width)

@@ -112,3 +112,18 @@ def test_tool_calls_get_one_line_on_stderr_and_nothing_on_stdout():
     sink = run_plain(records + [End(Status.COMPLETE, "tool_calls")])[0]
     assert sink.out == b""
     assert sink.err == 'tool call: get_weather({"city": "Paris"})\n'
+
+
+def test_a_tool_call_whose_arguments_are_not_whole_json_says_so_before_its_name():
+    from sse_tool.pipeline import RecordReader
+
+    from ..support import FIXTURES
+
+    data = (FIXTURES / "openai-chat" / "openai-tool-call-usage.sse").read_bytes()
+    cut = data[:data.index(b'"arguments":"country"') + 200]
+    reader = RecordReader()
+    sink = run_plain(reader.feed(cut) + reader.close())[0]
+    assert sink.err == 'incomplete tool call: get_capital({"country)\n'
+    reader = RecordReader()
+    whole = run_plain(reader.feed(data) + reader.close())[0]
+    assert whole.err.startswith("tool call: get_capital(")

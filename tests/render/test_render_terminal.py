@@ -211,6 +211,14 @@ def test_tool_calls_are_shown_as_one_line_with_name_and_arguments():
     assert 'get_weather({"city": "Paris"})' in s.text()
 
 
+def test_a_tool_call_cut_in_its_arguments_says_so_where_a_narrow_window_still_shows_it():
+    data = (FIXTURES / "openai-chat" / "openai-tool-call-usage.sse").read_bytes()
+    reader = RecordReader()
+    s = Screen(width=40)
+    s.feed(reader.feed(data[:data.index(b'"arguments":"country"') + 200]) + reader.close())
+    assert s.lines()[0] == "\u2699 incomplete tool call: get_capital({\"c\u2026"
+
+
 def test_a_reset_says_the_stream_restarted_and_only_the_new_attempt_is_the_answer():
     s = Screen()
     s.feed([answer("Old attempt"), Reset(), answer("New"), End(Status.COMPLETE)])
