@@ -152,7 +152,7 @@ class Checker:
             self._queue = [f for f in self._queue if f.offset < self._broken.offset]
         out += self._release(None, index)
         out += self._ending(end, index)
-        return self._emit(out)
+        return self._emit(out, eof=self._base + len(self._buf))
 
     # -- internals ----------------------------------------------------------------------
 
@@ -360,8 +360,10 @@ class Checker:
             out += self._rules.close(index)
         return out
 
-    def _emit(self, out: list[Finding]) -> list[Finding]:
-        """Sort by offset and number the lines (the cursor only moves forward)."""
+    def _emit(self, out: list[Finding], eof: int | None = None) -> list[Finding]:
+        """Sort by offset and number the lines (the cursor only moves forward). The end of
+        the input (``eof``, once known) is on its last line, not on one after a final line
+        end: a report must not name a line the file does not have."""
         if not out:
             return out
         out.sort(key=_offset)
@@ -369,9 +371,10 @@ class Checker:
         buf, base = self._buf, self._base
         done = []
         for rule, at, event, message, _ in out:
-            if at > offset:
-                line += buf.count(b"\n", max(offset - base, 0), at - base)
-                offset = at
+            upto = at - 1 if at == eof and at else at
+            if upto > offset:
+                line += buf.count(b"\n", max(offset - base, 0), upto - base)
+                offset = upto
             done.append(_new(Finding, (rule, at, event, message, line)))
         self._lines = (offset, line)
         return done

@@ -55,6 +55,21 @@ def test_the_findings_do_not_depend_on_the_chunking(data, cuts):
 
 
 @settings_
+@given(st.one_of(streams, st.binary(max_size=300)), st.sampled_from(["auto", "openai", "anthropic"]))
+@example(data=b'data: {"a":1}\n', provider="auto")
+def test_every_finding_names_a_line_the_input_has_and_the_byte_s_own_line(data, provider):
+    # (a finding at the end of the input is on its last line, not on one after its line end)
+    try:
+        found = run([data], provider)
+    except BadInput:
+        return
+    lines = max(1, data.count(b"\n") + (not data.endswith(b"\n")))
+    for f in found:
+        at = min(f.offset, len(data) - 1) if data else 0
+        assert 1 <= f.line <= lines and f.line == data.count(b"\n", 0, at) + 1, f
+
+
+@settings_
 @given(streams, st.integers(min_value=0, max_value=2000))
 @example(data=b'{"done":true}data: data: data: data: data: data: data: data: \xff\n', cut=62)
 def test_a_prefix_adds_only_truncation_findings(data, cut):
