@@ -10,7 +10,7 @@ names the JSON ``type``. One terminal event ends the stream (``stream.after-term
 
 from __future__ import annotations
 
-from .rules import ERROR, Finding, key, rule
+from .rules import ERROR, WARNING, Finding, key, rule
 
 SEQUENCE = rule(
     "responses.sequence-number", ERROR, "sequence_number not counting up from 0",
@@ -18,6 +18,14 @@ SEQUENCE = rule(
     every event, so a client can detect lost or reordered events and resume. A number that
     repeats, goes back, or is present on some events only, breaks that. (Streams recorded
     before OpenAI added the field have it on no event, which is fine.)""",
+)
+SEQUENCE_GAP = rule(
+    "responses.sequence-gap", WARNING, "a sequence_number that skips ahead: events lost",
+    """`sequence_number` grows by one per event (in OpenAI's streams and in every server's
+    recorded here), so a number that skips ahead says events were lost on the way: left out
+    by a proxy that passes only the events it knows, or skipped by a resumed stream
+    (`starting_after`) that begins past the last event the client had. A lost delta is text
+    missing from the answer that nothing else in the stream reveals.""",
 )
 CREATED_FIRST = rule(
     "responses.created-first", ERROR, "the first event is not response.created",
@@ -174,6 +182,10 @@ class Rules:
                                        else "a sequence_number in a stream whose first event had none"))
         elif numbered and self._sequence is not None and number <= self._sequence:
             out.append(SEQUENCE.at(at, index, f"sequence_number {number} after {self._sequence}"))
+        elif numbered and self._sequence is not None and number > self._sequence + 1:
+            lost = number - self._sequence - 1
+            out.append(SEQUENCE_GAP.at(at, index, f"sequence_number {number} after {self._sequence}: "
+                                                  f"{lost} event{'s' if lost > 1 else ''} missing"))
         if numbered:
             self._sequence = number
 

@@ -72,9 +72,10 @@ def call(index=0, id=None, name=None, arguments="", with_index=True) -> dict:
 TOOLS_END = chunk({}, "tool_calls")
 
 
-def responses(*changes, drop=(), names=True, first=0) -> bytes:
+def responses(*changes, drop=(), names=True, first=0, lost=()) -> bytes:
     """A Responses stream of one message; ``changes`` maps an event's position to a new
-    payload (or adds one at the end); ``drop`` leaves events out."""
+    payload (or adds one at the end); ``drop`` leaves events out, ``lost`` too but after
+    they were numbered (as a proxy that drops them would)."""
     item = {"id": "msg_1", "type": "message", "role": "assistant", "content": []}
     events = [
         {"type": "response.created", "response": {"id": "r1", "status": "in_progress"}},
@@ -98,7 +99,8 @@ def responses(*changes, drop=(), names=True, first=0) -> bytes:
     out = []
     for number, e in enumerate(events, first):
         e = {**e, "sequence_number": number}
-        out.append((e["type"], e) if names else e)
+        if number - first not in lost:
+            out.append((e["type"], e) if names else e)
     return sse(*out)
 
 
@@ -267,6 +269,7 @@ CASES = {
                          sse(HEAD, TEXT, {"error": {"message": "boom", "type": "server_error"}})),
     # OpenAI Responses
     "responses.sequence-number": (responses(first=1), responses()),
+    "responses.sequence-gap": (responses(lost=(1,)), responses()),
     "responses.created-first": (responses(drop=(0,)), responses()),
     "responses.item-not-added": (responses(drop=(2,)), responses()),
     "responses.part-not-added": (responses(drop=(3,)), responses()),
