@@ -139,6 +139,9 @@ def serve(
     resume_ttl: str = typer.Option(
         "5m", "--resume-ttl", metavar="DURATION",
         help="With --resumable: how long a stream is kept after it ended or its last client left."),
+    head_timeout: str = typer.Option(
+        "20s", "--head-timeout", metavar="DURATION",
+        help="A request's head must arrive whole within this (408 and closed past it)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No access log."),
 ) -> None:
     """Serve recordings and stream files over HTTP with their recorded timing, faults on
@@ -158,6 +161,7 @@ def serve(
         import logging
 
         from ..replay import DEFAULT_RATE, parse_rate
+        from ._edge import parse_duration
 
         if not _is_loopback(host) and not allow_remote:
             raise ServeUsage(f"refusing to listen on {host} without --allow-remote "
@@ -165,6 +169,9 @@ def serve(
         try:
             parse_rate(rate or DEFAULT_RATE)
             limit = parse_size(max_request_size, "--max-request-size")
+            head_seconds = parse_duration(head_timeout, "--head-timeout")
+            if head_seconds <= 0:
+                raise ServeUsage("--head-timeout must be more than 0")
             resume = _resume_store(resumable, resume_buffer, resume_ttl, upstream, mode, record_dir)
         except (SseToolError, typer.BadParameter) as exc:
             raise ServeUsage(str(exc)) from None
@@ -203,6 +210,7 @@ def serve(
         except ImportError:
             raise ServeUsage("sse-tool serve needs uvicorn: pip install uvicorn") from None
         from ..serve.app import QuietCuts
+        from ..serve.deadline import with_head_deadline
         from ..serve.gate import Gate
 
         sock = _bind(host, port)
@@ -214,8 +222,9 @@ def serve(
                      log=None if quiet else log)
         log(f"listening on http://{shown}:{bound[1]}/ ({what}); Ctrl-C stops")
         log(_who(token, hosts, origins))
+        protocol = with_head_deadline(head_seconds, None if quiet else log)
         config = uvicorn.Config(gated, log_level="warning", access_log=False, lifespan="off",
-                                http="h11", ws="none", loop="asyncio", server_header=False,
+                                http=protocol, ws="none", loop="asyncio", server_header=False,
                                 timeout_graceful_shutdown=1, use_colors=False)
         logging.getLogger("uvicorn.error").addFilter(QuietCuts())
         uvicorn.Server(config).run(sockets=[sock])
