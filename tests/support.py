@@ -141,7 +141,7 @@ def failed_output(out: bytes, body: bytes, code: int, stage: str = "fetch") -> b
     """Whether ``out`` is ``body`` then the failure marker a failed byte stage ends with:
     ``: sse-tool exit CODE STAGE: WHY`` on a line of its own, the last (no blank line after
     it: the event it cut stays unfinished for any SSE parser); or, when the body never
-    began, nothing at all (as for curl)."""
+    began, nothing at all (as for curl: ``out`` was not read by a stage of ours)."""
     if not body:
         assert out == b"", out[:300]
         return True

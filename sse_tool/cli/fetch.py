@@ -56,8 +56,8 @@ the later stages of a pipe exit with the same code, with or without pipefail):
   0  the body arrived complete
   2  usage error (including a missing API key, a duration too long, --max-redirs < 0)
   3  the body was cut short (reset, incomplete chunked body, short Content-Length)
-  6  HTTP status >= 400, a redirect not followed, or one to a non-HTTP URL: nothing on
-     stdout (as curl -f), the message on stderr
+  6  HTTP status >= 400, a redirect not followed, or one to a non-HTTP URL: the message
+     on stderr; nothing on stdout (as curl -f) unless a later stage reads it (the marker)
   7  network failure before the first byte (connect, DNS, TLS, reset)
   8  timeout: connect, first byte (the response head included), idle or total
   11 the output could not be written (stdout closed or full; quietly)
@@ -162,16 +162,16 @@ def fetch(
         said.append(shorten(redactor.text(message), SHOWN_LIMIT))  # redacted, then cut
         if out is not None and notice:
             out.notice("fetch", said[-1])
-        elif not (marked and out is not None and out.began and out.read_by_a_stage()):
+        elif not (marked and out is not None and out.read_by_a_stage()):
             warn("fetch", said[-1])
 
     out = None
 
     def mark(code: int, reason: str, error=None) -> None:
-        """End the output with the failure marker, for the later stages to exit with; only
-        once the body began: before that, stdout stays empty, as for curl (a later stage
-        then says that no stream arrived)."""
-        if out is not None and out.began:
+        """End the output with the failure marker, for the later stages to exit with. Before
+        the body began, only when a later stage reads it: a file or another program gets
+        nothing, as from curl."""
+        if out is not None and (out.began or out.read_by_a_stage()):
             out.marker(exit_marker(code, "fetch", redactor.text(reason)))
 
     def body(transfer: Optional[Transfer] = None) -> int:

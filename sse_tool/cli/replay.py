@@ -34,11 +34,12 @@ Exit status (a recording's, as fetch gave it):
   0  complete (and any stream file that is not empty)
   3  truncated: the body was cut, or the recorder stopped early (interrupted, closed pipe);
      or an empty input (no stream arrived)
-  6  HTTP error status: nothing on stdout, the message on stderr (after the body, when the
-     error answered a retry or reconnection after it)
+  6  HTTP error status: the message on stderr, nothing on stdout but the marker (after
+     the body, when the error answered a retry or reconnection after it)
   7  network failure;  8  timeout
   2  usage error;  5  not a readable recording;  130 interrupted;  141 the reader closed the pipe
-A failure also ends stdout with ': sse-tool exit CODE replay: WHY', for the later stages.
+A failure also ends stdout with ': sse-tool exit CODE replay: WHY', for the later stages
+(before the body began, only when a later stage of sse-tool reads it).
 
 \b
 Environment (see man sse-tool-replay):
@@ -76,8 +77,9 @@ def replay(
     out = None
 
     def mark(code: int, reason: str, error=None) -> None:
-        # As fetch: only once the body began (a recorded HTTP error leaves stdout empty).
-        if out is not None and out.began:
+        # As fetch: before the body began, only for a later stage (a recorded HTTP error
+        # leaves a file empty).
+        if out is not None and (out.began or out.read_by_a_stage()):
             out.marker(exit_marker(code, "replay", reason))
 
     def body() -> int:
@@ -95,7 +97,7 @@ def replay(
         else:
             plan = Replay(rate_steps(data, parse_rate(rate or DEFAULT_RATE), speed), 0.0, ExitCode.OK, "")
         play(plan, out.send)
-        if plan.message and not (plan.exit_code and out.began and out.read_by_a_stage()):
+        if plan.message and not (plan.exit_code and out.read_by_a_stage()):
             warn("replay", plan.message)  # (a later stage of ours says a failure marked in-band)
         if plan.exit_code:  # the recorded failure, in-band for the later stages
             mark(plan.exit_code, plan.message or "the recorded exchange failed")

@@ -213,9 +213,9 @@ CUTS = {
     "inside-an-event": (_cut_inside_an_event(), "length", [3, 3, 3, 3]),
     "between-events": (_cut_between_events(), "length", [3, 3, 3, 3]),
     "between-events-body-ended-cleanly": (_cut_between_events(), "chunked", [0, 0, 3, 3]),
-    # the connection closed before a body byte: a network failure, fetch's 7; stdout stays
-    # empty (as curl's), so the later stages see that no stream arrived
-    "before-the-first-byte": (0, "length", [7, 3, 3, 3]),
+    # the connection closed before a body byte: a network failure, fetch's 7, which its
+    # marker carries to the later stages (a file or another program would get nothing)
+    "before-the-first-byte": (0, "length", [7, 7, 7, 7]),
 }
 
 
@@ -237,9 +237,8 @@ def test_a_cut_stream_gives_each_stage_its_code_and_pipefail_the_last_failure(se
         direct = sh("render", stdin=part)
         assert (direct.out, direct.status) == (run.out, run.status)
     else:
-        assert run.out == b""
-        assert "connection closed before the first byte" in run.errs[0]
-        assert run.errs[1:3] == ["", ""] and "no stream arrived" in run.errs[3]
+        assert run.out == b"" and run.errs[:3] == ["", "", ""]
+        assert "failed (exit 7): fetch: connection closed before the first byte" in run.errs[3]
 
 
 @pytest.mark.parametrize("path", ["openai-chat/groq-error-event.sse",
@@ -252,17 +251,27 @@ def test_an_error_event_makes_normalize_and_render_exit_4(server, path):
     assert run.out == answer(path)
 
 
-def test_an_http_429_leaves_stdout_empty_so_the_later_stages_say_no_stream_arrived(server):
-    # As curl: nothing on stdout for an HTTP error. The pipe never says 0: with pipefail,
-    # 3 (the last failure); the message with the status is fetch's.
+def test_an_http_429_is_carried_to_the_last_stage_which_exits_6_with_fetch_s_message(server):
+    # fetch's marker carries the failure before the body to the later stages: they pass its
+    # code on, the last one says it; nothing reaches the screen.
     run = four(f"{server}/status/429")
-    assert run.codes == [6, 3, 3, 3] and run.status == 3
+    assert run.codes == [6, 6, 6, 6] and run.status == 6
     assert run.out == b""
     assert_diagnostics_are_lines(run)
-    assert "429" in run.errs[0]
-    assert run.errs[1:3] == ["", ""] and "no stream arrived" in run.errs[3]
+    assert run.errs[:3] == ["", "", ""]
+    assert "failed (exit 6): fetch: HTTP 429" in run.errs[3]
     without = sh(f"fetch {server}/status/429", "frame", "normalize", "render", pipefail=False)
-    assert without.status == 3
+    assert without.status == 6
+
+
+def test_an_http_429_leaves_a_file_empty_as_curl_does(server, tmp_path):
+    # Only a later stage of ours reads the marker: a file (or jq) gets nothing.
+    target = tmp_path / "out.sse"
+    run = sh(f"fetch {server}/status/429 >{target}")
+    assert run.status == 6 and target.read_bytes() == b""
+    assert "429" in run.errs[0]
+    piped = sh(f"fetch {server}/status/429", "!cat")
+    assert piped.out == b"" and piped.codes == [6, 0]
 
 
 # -- the same answer whichever way the input comes -----------------------------------------
