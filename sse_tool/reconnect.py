@@ -31,7 +31,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .decode import BOM
-from .errors import BadInput
+from .errors import BadInput, EventTooLarge
 from .marker import reset_after
 from .normalize import parse_payload
 from .providers import PROVIDERS, recognise
@@ -60,8 +60,6 @@ class Resumer:
         self.retry: int | None = None
         #: the provider's terminal (or error) event was written: the stream is over
         self.terminal = False
-        #: events written from the current connection
-        self.progress = 0
         #: connections whose body began
         self.connections = 0
         #: events written, all connections together
@@ -87,7 +85,6 @@ class Resumer:
         """The body of a new connection starts (made with ``Last-Event-ID`` when ``resumes()``)."""
         later = self.connections > 0
         self.connections += 1
-        self.progress = 0
         resumed = self.resumes()
         self._parser = SseParser(track_ids=True, max_event_size=self._max_event_size)
         self._held.clear()
@@ -121,9 +118,19 @@ class Resumer:
     def drop(self) -> None:
         """The connection ended and another follows: what it holds of a block is void."""
         if self._parser is not None:
-            self._state()
+            self.ended()
             self._held.clear()
             self._parser = None
+
+    def ended(self) -> None:
+        """The connection's body ended: a retry line in the block it cut counts (the spec
+        sets the reconnection time when the line is read), an id line does not."""
+        if self._parser is not None:
+            try:
+                self._parser.close()
+            except EventTooLarge:
+                pass
+            self._state()
 
     # -- internals ----------------------------------------------------------------------
 
@@ -166,7 +173,6 @@ class Resumer:
         self._anchored = True
 
     def _pass(self, event: SseEvent) -> None:
-        self.progress += 1
         self.written += 1
         if not self.terminal and self._watch.feed(event):
             self.terminal = True

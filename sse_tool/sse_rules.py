@@ -172,7 +172,8 @@ class SseRules:
         self._last_id: str | None = None
         self._retry: int | None = None
         # The same, as of the last blank line (the spec's "last event ID string"); a block
-        # cut by a reset or exit marker is void, its id and retry lines included.
+        # cut by a reset or exit marker is void, its id and retry lines included (a retry
+        # line takes effect when read, so it is put back then).
         self._sealed_id: str | None = None
         self._sealed_retry: int | None = None
         self._block_id = False  # the block being read has set the id
@@ -188,8 +189,10 @@ class SseRules:
 
     @property
     def reconnection_time(self) -> int | None:
-        """The ``retry`` value in force as of the last blank line, in milliseconds."""
-        return self._sealed_retry
+        """The ``retry`` value in force, in milliseconds. A retry line takes effect when it
+        is read, as the spec says, so one in a block the input cut counts once ``close()``
+        has read that block's lines (one in a block a marker voided does not)."""
+        return self._retry
 
     @property
     def sealed(self) -> int:

@@ -69,6 +69,7 @@ def reconnecting(
     deadline = None if timeouts.total is None else clock() + timeouts.total
     attempts = 0
     while True:
+        written = resumer.written  # (events this connection brings: none if it never opens)
         headers = _with_last_event_id(request.headers, resumer.last_id)
         left = None if deadline is None else max(deadline - clock(), 0.001)
         items = stream(request._replace(headers=headers), timeouts=timeouts._replace(total=left),
@@ -102,11 +103,12 @@ def reconnecting(
                         yield item
         except FetchError as exc:
             ended = exc
+        resumer.ended()
         if plain or resumer.terminal or not _reconnectable(ended):
             stop = True
         wait = None
         if not stop:
-            wait = waits.after(resumer.progress > 0, resumer.retry)
+            wait = waits.after(resumer.written > written, resumer.retry)
             why = _declined(wait, waits, resumer, deadline, clock)
             if why:
                 if ended is None:

@@ -100,6 +100,15 @@ def test_retry_sets_the_wait_exactly(server, transport):
     assert [f"retry: {v}" in t for v, t in zip((1234, 50, 50), run.notices)] == [True] * 3
 
 
+def test_a_retry_line_in_the_block_a_cut_ended_sets_the_wait(server, transport):
+    # The spec sets the reconnection time when the field is read, not at the blank line.
+    blocks = [("1", b"id: 1\ndata: 1\n\n"), ("2", b"id: 2\nretry: 1234\ndata: 2\n\n")]
+    cut = b"".join(b for _, b in blocks).index(b"data: 2")
+    srv = server(blocks, lambda n, last: {"cut": cut} if n == 1 else {})
+    run = Run(srv.url, transport, limit=1, delay=9.0)
+    assert run.waits == [1.234] and "retry: 1234" in run.notices[0]
+
+
 def test_without_retry_the_delay_is_waited(server, transport):
     srv = server(PLAIN, lambda n, last: {"close": 3})
     run = Run(srv.url, transport, delay=0.25)
@@ -114,6 +123,24 @@ def test_a_refused_connection_is_retried_with_a_growing_backoff(transport):
     assert run.waits == [0.5, 1.0, 2.0, 4.0]
     assert isinstance(run.error, ConnectionFailed)
     assert str(run.error).endswith("; not reconnecting: --reconnect-limit 4 reached")
+
+
+def test_refusals_after_a_connection_that_brought_events_back_off_too(server, transport):
+    # The connection that brought events says nothing of the refused ones after it.
+    srv = server(PLAIN, lambda n, last: {"close": 2})
+    waits: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        if not waits:
+            srv.close()  # from now on the port refuses
+        waits.append(seconds)
+
+    items = reconnecting(Request("GET", srv.url), limit=4, delay=0.5, random=lambda: 1.0,
+                         sleep=sleep, transport=transport, trust_env=False)
+    with pytest.raises(ConnectionFailed, match="--reconnect-limit 4 reached"):
+        for _ in items:
+            pass
+    assert waits == [0.5, 0.5, 1.0, 2.0]
 
 
 def test_the_limit_counts_reconnections_and_the_last_connection_decides(server, transport):

@@ -165,9 +165,10 @@ def test_crlf_split_across_chunks_at_a_cut():
 def test_retry_and_id_are_those_of_whole_blocks():
     resumer = Resumer()
     connect(resumer, b"retry: 1500\nid: 1\ndata: a\n\nretry: 9\nid: 2\ndata: b", 1)
-    assert (resumer.retry, resumer.last_id) == (1500, "1")  # the cut block is void
+    assert (resumer.retry, resumer.last_id) == (1500, "1")  # the cut block is not read yet
     resumer.drop()
-    assert (resumer.retry, resumer.last_id) == (1500, "1")
+    # its retry line counts once the connection ended (the spec sets it when read), its id not
+    assert (resumer.retry, resumer.last_id) == (9, "1")
 
 
 def test_the_providers_terminal_event_ends_the_stream():
@@ -217,7 +218,10 @@ def test_the_parser_says_where_whole_blocks_end_and_which_set_the_id():
         for p in pieces(data, size):
             parser.feed(p)
         assert [(c.end, c.after, c.id) for c in parser.ids] == [(14, 15, "1"), (26, 27, "2"), (41, 42, "3")]
-        assert parser.sealed == 42 and parser.last_event_id == "3" and parser.reconnection_time is None
+        assert parser.sealed == 42 and parser.last_event_id == "3"
+        # a retry line counts when read (the spec), an id line at the blank line
+        assert not parser.close().is_complete
+        assert parser.last_event_id == "3" and parser.reconnection_time == 20
 
 
 def test_a_reset_marker_voids_the_id_and_retry_of_the_block_it_cuts():
@@ -226,6 +230,7 @@ def test_a_reset_marker_voids_the_id_and_retry_of_the_block_it_cuts():
         events = parser.feed(b"id: 1\ndata: a\n\nid: 2\nretry: 7\ndata: b\n: sse-tool reset\n\ndata: c\n\n")
         assert [(e.data, e.id, e.retry) for e in events if hasattr(e, "data")] == [
             ("a", "1", None), ("c", "1", None)]
+        assert parser.last_event_id == "1" and parser.reconnection_time is None
 
 
 def test_waits_honour_retry_exactly_after_progress():
