@@ -34,6 +34,16 @@ A bad prelude CRC, bad lengths, a bad message CRC or malformed headers are ``Bad
 with the message's offset, raised after the messages completed before it are handed out
 (as the other framers do). Input ending inside a message is truncation: ``close()``
 reports it, and that message, which never arrived whole, is not emitted.
+
+In-band markers (``marker.py``) cross this framing too: an earlier stage writes them as
+text lines between messages (a retry's note before the body) or after the bytes of a
+message it cut (a reset, the exit marker), and they are reported as ``SseComment``s.
+Between messages, a line end or a colon is never a prelude's first byte (that message
+would be over 160 MiB), so line ends and marker lines are read there. Inside a message
+nothing can tell text from binary, so the message's CRC decides: a message that fails
+its check (or a prelude that does) with a marker line in its bytes was cut by that
+marker, which is read from there; a marker that cut the last message is found at the
+end of input.
 """
 
 from __future__ import annotations
@@ -44,10 +54,16 @@ from typing import NamedTuple
 from zlib import crc32
 
 from .errors import BadInput, EventTooLarge
-from .sse import DEFAULT_MAX_EVENT_SIZE, FrameEnd
+from .marker import LINE_STARTS, from_line, is_marker_line
+from .sse import DEFAULT_MAX_EVENT_SIZE, FrameEnd, SseComment
 
 PRELUDE = 12  # total length, headers length, prelude CRC
 MIN_MESSAGE = PRELUDE + 4  # no headers, no payload: the prelude and the message CRC
+
+#: what may start the text of an in-band line between messages (see the docstring)
+_LINE_BYTES = b"\r\n:"
+#: a marker line's start after the line end that precedes it, inside bytes of a message
+_CUTS = tuple(end + start for end in (b"\n", b"\r") for start in LINE_STARTS)
 
 _PRELUDE = struct.Struct(">III")
 _U32 = struct.Struct(">I")
@@ -79,13 +95,13 @@ def looks_like_prelude(head: bytes) -> bool:
 
 
 def could_be_prelude(head: bytes) -> bool:
-    """Whether ``head`` (shorter than 12 bytes, starting with a NUL) could be the start of
-    a prelude cut short: the lengths it holds so far fit together."""
+    """Whether ``head`` (shorter than 12 bytes, starting with a control byte) could be the
+    start of a prelude cut short: the lengths it holds so far fit together."""
     if len(head) >= 4 and int.from_bytes(head[:4], "big") < MIN_MESSAGE:
         return False
     if len(head) >= 8 and int.from_bytes(head[4:8], "big") > int.from_bytes(head[:4], "big") - MIN_MESSAGE:
         return False
-    return head[:1] == b"\0"
+    return bool(head)
 
 
 def event_name(headers: dict) -> str:
@@ -97,6 +113,24 @@ def event_name(headers: dict) -> str:
         return f"error:{headers.get(':error-code', '')}"
     name = headers.get(":event-type")
     return name if isinstance(name, str) and name else "message"
+
+
+#: the names ``event_name`` gives failure messages
+FAILURES = ("exception:", "error:")
+
+
+def failure_payload(message, payload):
+    """What a failure message (``exception`` or ``error``) says, as AWS's SDKs read it,
+    when its payload (``payload``: parsed, or the text) is not a JSON object: an error
+    message has its text in the ``:error-message`` header and no payload, and an
+    exception's payload may be plain text, its message. Anything else is ``payload``."""
+    headers = getattr(message, "headers", None)
+    if not headers or type(payload) is dict or not message.event.startswith(FAILURES):
+        return payload
+    text = headers.get(":error-message")
+    if not isinstance(text, str) or not text:
+        text = payload if isinstance(payload, str) else ""
+    return {"message": text.strip()}
 
 
 def parse_headers(raw: bytes, offset: int = 0) -> dict:
@@ -149,7 +183,8 @@ def parse_headers(raw: bytes, offset: int = 0) -> dict:
 
 
 class EventStreamParser:
-    """Incremental AWS event-stream framer: ``feed(bytes) -> list[EventMessage]``, ``close()``."""
+    """Incremental AWS event-stream framer: ``feed(bytes) -> list[EventMessage | SseComment]``,
+    ``close()``."""
 
     def __init__(self, *, max_event_size: int = DEFAULT_MAX_EVENT_SIZE) -> None:
         self.max_event_size = max_event_size
@@ -158,10 +193,11 @@ class EventStreamParser:
         self._need = PRELUDE  # bytes the next step needs: a prelude, then the whole message
         self._pos = 0  # input offset where the pending bytes start
         self._error: BadInput | None = None
+        self._marked = False  # a marker line was the last thing read: line ends may follow
         #: raw header section -> (headers, event name): a stream repeats a few
         self._sections: dict[bytes, tuple[dict, str]] = {}
 
-    def feed(self, chunk: bytes) -> list[EventMessage]:
+    def feed(self, chunk: bytes) -> list[EventMessage | SseComment]:
         if self._error is not None:
             raise self._error
         if not chunk:
@@ -174,64 +210,109 @@ class EventStreamParser:
             self._pending.append(chunk)
             chunk = b"".join(self._pending)
             self._pending.clear()
-        out: list[EventMessage] = []
-        try:
-            i = self._messages(chunk, out)
-        except BadInput as exc:
-            # Messages before the fault are good data: hand them out, fail on the next call.
-            self._error = exc
-            self._have = 0
-            if out:
-                return out
-            raise
-        if i < len(chunk):
-            self._pending.append(chunk[i:])
-        self._have = len(chunk) - i
+        out: list = []
+        self._read(chunk, out, final=False)
         return out
 
     def close(self) -> FrameEnd:
         """End of input: whether it stopped inside a message (which is not emitted)."""
         if self._error is not None:
             raise self._error
+        out: list = []
+        while self._have:  # what is left: a line arriving, or a message cut (by a marker?)
+            buf = b"".join(self._pending)
+            self._pending.clear()
+            self._have = 0
+            self._read(buf, out, final=True)
+            if self._error is not None:
+                raise self._error
+            cut = _marker_after(buf := b"".join(self._pending), 1, self._have) if self._have else None
+            if cut is None:
+                break
+            self._pending[:] = [buf[cut:]]
+            self._have -= cut
+            self._pos += cut
         if not self._have:
-            return FrameEnd(None, self._pos)
+            return FrameEnd(None, self._pos, tuple(out))
         if self._need == PRELUDE:
             why = f"input ended inside a message prelude ({self._have} of its {PRELUDE} bytes)"
         else:
             why = f"input ended inside a message ({self._have} of its {self._need} bytes)"
-        return FrameEnd(why, self._pos)
+        return FrameEnd(why, self._pos, tuple(out))
 
     # -- internals ----------------------------------------------------------------------
 
-    def _messages(self, buf: bytes, out: list) -> int:
-        """Read the messages ``buf`` completes into ``out``; return where the rest starts."""
+    def _read(self, buf: bytes, out: list, final: bool) -> None:
+        try:
+            i = self._messages(buf, out, final)
+        except BadInput as exc:
+            # Messages before the fault are good data: hand them out, fail on the next call.
+            self._error = exc
+            self._have = 0
+            self._pending.clear()
+            if out:
+                return
+            raise
+        if i < len(buf):
+            self._pending.append(buf[i:])
+        self._have = len(buf) - i
+
+    def _messages(self, buf: bytes, out: list, final: bool) -> int:
+        """Read the messages (and in-band lines) ``buf`` completes into ``out``; return
+        where the rest starts."""
         view = memoryview(buf)
         i, n, pos = 0, len(buf), self._pos
         try:
-            while n - i >= PRELUDE:
+            while i < n:
+                if buf[i] in _LINE_BYTES:  # between messages: in-band lines (see the docstring)
+                    j = self._lines(buf, i, pos, out, final)
+                    if j is None:  # a line that may be a marker is still arriving
+                        held = n - i  # (read again on each chunk while short, else doubling)
+                        self._need = held + 1 if held < 4096 else 2 * held
+                        return i
+                    if j > i:
+                        pos += j - i
+                        i = j
+                        continue
+                if n - i < PRELUDE:
+                    break
                 total, header_size, crc = _PRELUDE.unpack_from(buf, i)
+                fault = None
                 if crc32(view[i : i + 8]) != crc:
-                    raise BadInput(
+                    fault = BadInput(
                         f"not an AWS event stream: prelude CRC mismatch (0x{crc:08x} sent, "
                         f"0x{crc32(view[i : i + 8]):08x} computed)", pos,
                     )
-                if total < MIN_MESSAGE or header_size > total - MIN_MESSAGE:
-                    raise BadInput(
+                elif total < MIN_MESSAGE or header_size > total - MIN_MESSAGE:
+                    fault = BadInput(
                         f"invalid event-stream message: {header_size} bytes of headers "
                         f"in a message of {total}", pos,
                     )
-                if total > self.max_event_size:  # refused before its bytes are awaited
-                    raise EventTooLarge(self.max_event_size, pos)
-                if n - i < total:
+                elif total > self.max_event_size:  # refused before its bytes are awaited
+                    fault = EventTooLarge(self.max_event_size, pos)
+                elif n - i < total:
                     self._need = total
                     return i
-                end = i + total - 4
-                sent = _U32.unpack_from(buf, end)[0]
-                if crc32(view[i:end]) != sent:
-                    raise BadInput(
-                        f"event-stream message CRC mismatch (0x{sent:08x} sent, "
-                        f"0x{crc32(view[i:end]):08x} computed)", pos,
-                    )
+                else:
+                    end = i + total - 4
+                    sent = _U32.unpack_from(buf, end)[0]
+                    if crc32(view[i:end]) != sent:
+                        fault = BadInput(
+                            f"event-stream message CRC mismatch (0x{sent:08x} sent, "
+                            f"0x{crc32(view[i:end]):08x} computed)", pos,
+                        )
+                if fault is not None:
+                    # A marker that cut this message: drop its bytes and read from there.
+                    reach = i + (total if total >= PRELUDE and crc32(view[i : i + 8]) == crc else PRELUDE)
+                    cut = _marker_after(buf, i + 1, min(n, reach + 12))
+                    if cut is None:
+                        if not final and n < reach + 12 and _marker_may_start(buf, i + 1):
+                            self._need = n - i + 1
+                            return i
+                        raise fault
+                    pos += cut - i
+                    i = cut
+                    continue
                 body = i + PRELUDE + header_size
                 raw = buf[i + PRELUDE : body]
                 known = self._sections.get(raw)
@@ -244,9 +325,54 @@ class EventStreamParser:
                     known[1], str(buf[body:end], "utf-8", "replace"), None, None,
                     pos, pos + total, known[0],
                 ))
+                self._marked = False
                 i += total
                 pos += total
             self._need = PRELUDE
             return i
         finally:
             self._pos = pos
+
+    def _lines(self, buf: bytes, i: int, pos: int, out: list, final: bool) -> int | None:
+        """Read the line ends and marker lines at ``buf[i:]`` (input offset ``pos``), between
+        messages; return where they stop (``i`` when none are there), None to wait for
+        more bytes. Line ends count only around a marker: else the prelude check refuses them."""
+        n, at, start = len(buf), i, i
+        while i < n:
+            byte = buf[i]
+            if byte in b"\r\n":
+                i += 1
+                if self._marked:  # the blank line after a marker
+                    at = i
+                continue
+            if byte != 58:  # ":"
+                break
+            stop = buf.find(b"\n", i)
+            line = buf[i:stop].rstrip(b"\r") if stop >= 0 else buf[i:]
+            if stop < 0 and not final:
+                if len(line) <= self.max_event_size and any(m.startswith(line[: len(m)]) for m in LINE_STARTS):
+                    return None if at == start else at
+                break
+            marker = from_line(line) if is_marker_line(line) else None
+            if marker is None:
+                break
+            out.append(SseComment(marker.comment(), pos + i - start))
+            self._marked = True
+            i = at = n if stop < 0 else stop + 1
+        return at
+
+
+def _marker_may_start(buf: bytes, start: int) -> bool:
+    """Whether the last bytes of ``buf`` (from ``start``) may be a line end and the
+    beginning of a marker line, the rest of which has not arrived."""
+    for at in range(max(start, len(buf) - 12), len(buf)):
+        if buf[at] in b"\r\n" and any(m.startswith(buf[at + 1 :]) for m in LINE_STARTS):
+            return True
+    return False
+
+
+def _marker_after(buf: bytes, start: int, stop: int) -> int | None:
+    """Where the first marker line in ``buf[start:stop]`` begins (at the line end before
+    it), or None."""
+    found = [at for cut in _CUTS if (at := buf.find(cut, start - 1, stop)) >= 0]
+    return min(found) if found else None

@@ -4,8 +4,8 @@ Every stage accepts what an earlier stage writes, so the first non-blank byte de
 (leading in-band marker lines, such as a retry's note before the body, are skipped):
 ``[`` is a streamed JSON array, ``{`` is JSON Lines (NDJSON from a provider, or sse-tool's
 own records), anything else is SSE if its first line begins like SSE (``check_text``); a
-NUL byte first is AWS's binary event stream, told apart from other binary data by its
-whole 12-byte prelude and the CRC in it. ``AutoFramer`` holds the first bytes until they
+control byte first (a NUL below 16 MiB) is AWS's binary event stream, told apart from
+other binary data by its whole 12-byte prelude and the CRC in it. ``AutoFramer`` holds the first bytes until they
 decide, then hands everything to the framer chosen, so detection costs nothing after.
 """
 
@@ -45,16 +45,22 @@ def body_start(head: bytes, final: bool = False) -> int | None:
         start = end + 1
 
 
+def binary(head: bytes) -> bool:
+    """Whether ``head`` starts as binary data does: a control byte that no text starts
+    with (an event-stream message's length starts with a zero byte below 16 MiB)."""
+    return head[:1] < b" " and head[:1] not in (b"", b"\t", b"\n", b"\r")
+
+
 def sniff(head: bytes, final: bool = False) -> str | None:
     """Name the framing of an input starting with ``head``; None if more bytes are needed."""
-    if head[:1] != b"\0":
+    if not binary(head):
         start = body_start(head, final)
         if start is None:
             return None
-        head = head[start:]
-        if head[:1] == b"\0":  # text before it: binary, refused as such
-            return "sse"
-    if head[:1] == b"\0":  # an event-stream message's length starts with a zero byte
+        if binary(head[start:]) and not head[:start].strip(_BLANK):
+            return "sse"  # blank lines before binary data: refused as such
+        head = head[start:]  # (after an earlier stage's markers, an event stream)
+    if binary(head):
         if len(head) >= PRELUDE:
             return "aws-eventstream" if looks_like_prelude(head) else "sse"  # sse: binary, refused
         if not final:
@@ -142,7 +148,7 @@ class AutoFramer:
         if self._framer is None:
             self._head.append(chunk)
             if self._blank:
-                if sniff(chunk) is None and chunk[:1] != b"\0":  # blanks: the decision is ahead
+                if sniff(chunk) is None and not binary(chunk):  # blanks: the decision is ahead
                     return []
                 self._blank = False
             head = b"".join(self._head)

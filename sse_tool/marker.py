@@ -2,8 +2,9 @@
 
 A marker is an SSE comment line whose text starts with ``sse-tool``, followed by a blank
 line (but the exit marker: see ``Marker.line``). Other SSE parsers skip it as a comment;
-every sse-tool framer (SSE, JSON array, NDJSON) reports it wherever a line starts, so it
-crosses every stage of a pipe::
+every sse-tool framer (SSE, JSON array, NDJSON) reports it wherever a line starts, and the
+AWS event-stream framer between messages and where one cut a message, so it crosses
+every stage of a pipe::
 
     : sse-tool reset                         a new attempt starts: the draft is void
     : sse-tool exit CODE STAGE: REASON       STAGE failed with exit code CODE, and why

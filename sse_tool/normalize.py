@@ -61,6 +61,7 @@ import orjson
 
 from .decode import decode_field
 from .errors import BadInput, ExitCode
+from .eventstream import failure_payload
 from .marker import EXIT, NO_STREAM, NOTE, parse
 from .model import End, Note, Record, Reset, Status
 from .providers import PROVIDERS, recognise
@@ -84,6 +85,9 @@ def parse_payload(event: SseEvent):
             raise BadInput(f"event {event.event!r} has broken JSON data: {exc}", event.offset) from None
     return data
 
+
+#: the end record's detail when no event arrived (": WHY" follows when the input was cut)
+NO_EVENTS = "no events arrived"
 
 #: an exit code -> the end status that stands for it (an interruption cut what arrived)
 _STATUS = {ExitCode.TRUNCATED: Status.TRUNCATED, ExitCode.PROVIDER_ERROR: Status.ERROR,
@@ -130,10 +134,12 @@ class Normalizer:
         except BadInput as exc:
             self._broken = exc  # broken, or cut by a failure the next item tells of
             return []
-        if type(payload) is not dict and payload not in _NOT_JSON_OK:
-            self._bad(BadInput(f"event {item.event!r}: data is {_what(payload)}, not a JSON object",
-                               item.offset))
-            return []
+        if type(payload) is not dict:
+            payload = failure_payload(item, payload)  # an event-stream failure said in text
+            if type(payload) is not dict and payload not in _NOT_JSON_OK:
+                self._bad(BadInput(f"event {item.event!r}: data is {_what(payload)}, not a JSON object",
+                                   item.offset))
+                return []
         if self._adapter is None:
             return self._recognise(item, payload)
         if not self._confirmed:
@@ -176,7 +182,8 @@ class Normalizer:
         if self._adapter is None:
             if not self._held:  # (an earlier stage may have seen no stream at all)
                 empty = self._exit is not None and self._exit[1].endswith(NO_STREAM)
-                return [End(Status.TRUNCATED, detail=NO_STREAM if empty else "no events arrived")]
+                detail = NO_STREAM if empty else f"{NO_EVENTS}: {cut}" if cut else NO_EVENTS
+                return [End(Status.TRUNCATED, detail=detail)]
             error = next((e for _, p, _ in self._held if (e := _error_body(p))), None)
             if error is None:
                 event, _, offset = self._held[0]

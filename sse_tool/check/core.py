@@ -33,6 +33,7 @@ from orjson import JSONDecodeError
 from orjson import loads as _loads
 
 from ..errors import BadInput, EventTooLarge
+from ..eventstream import failure_payload
 from ..framing import AutoFramer, make_framer
 from ..providers import PROVIDERS, recognise
 from ..sse import DEFAULT_MAX_EVENT_SIZE, SseComment, SseEvent
@@ -304,6 +305,8 @@ class Checker:
             data = _loads(text) if text[:1] == "{" else None
         except JSONDecodeError:
             data = None
+        if type(data) is not dict:
+            data = failure_payload(event, text)  # an event-stream failure said in text
         if type(data) is not dict:
             data = payload(text, self.provider, event.offset, index, out)
             if data is NOT_JSON:

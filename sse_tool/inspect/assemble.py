@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ..marker import parse
 from ..model import Channel, End, Status
+from ..normalize import NO_EVENTS
 from ..plural import count
 from . import figures
 from .report import Delivery, Gaps, Http, Rates, Sizes, StreamReport, Timeline
@@ -155,7 +156,7 @@ def _how_it_ended(reader, end: End | None) -> tuple[bool, str | None]:
     detail = end.detail or "" if end is not None else ""
     if "before the provider's terminal event" in detail or "without an end record" in detail:
         return False, detail
-    if not detail or "terminal event" in detail or detail in ("no events arrived", "interrupted"):
+    if not detail or "terminal event" in detail or detail.startswith(NO_EVENTS) or detail == "interrupted":
         return False, None
     return True, detail  # a cut after the terminal event: normalize names only the cut
 

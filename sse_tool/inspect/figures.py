@@ -14,6 +14,7 @@ from itertools import accumulate
 from operator import add, itemgetter, sub
 
 from ..model import EARLY_STOP_REASONS, End, Status, error_words
+from ..normalize import NO_EVENTS
 from .report import Burst, Gaps, Rate, Stall, Tokens
 
 #: see ``burst``: the share of the content counted, the slots of the content window, the
@@ -281,7 +282,7 @@ def verdict(end: End | None, *, events: int, cut: str | None, terminal: bool,
             text = f"{text} ({outcome_detail})"
         return "truncated", "cut_after_terminal" if terminal else "cut_in_event", text
     if not events:
-        return "truncated", "empty", end.detail or "no events arrived"
+        return "truncated", "empty", end.detail or NO_EVENTS
     text = end.detail or "the stream ended without the provider's terminal event"
     if outcome == "truncated" and outcome_detail:
         text = f"{text} ({outcome_detail})"

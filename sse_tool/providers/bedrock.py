@@ -21,6 +21,9 @@ reason and usage are the stream's.
 A failure is a message of type ``exception`` (``throttlingException``,
 ``modelStreamErrorException``, ``validationException``, ...), which the framer names
 ``exception:<type>``, or of type ``error`` (``error:<code>``); either is a provider error.
+Its message is the payload's ``message``; an error message carries it in its
+``:error-message`` header, and an exception's payload may be the plain text itself
+(``eventstream.failure_payload`` reads both, as AWS's SDKs do).
 """
 
 from __future__ import annotations

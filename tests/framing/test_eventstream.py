@@ -187,6 +187,88 @@ def test_an_input_ending_inside_the_first_prelude_is_a_torn_event_stream(n):
     assert framer.kind == "aws-eventstream" and end.truncated
 
 
+# -- in-band markers ----------------------------------------------------------------------
+
+NOTE = b": sse-tool note fetch: retry 1/1 in 1s\n\n"
+RESET = b": sse-tool reset\n\n"
+EXIT = b": sse-tool exit 8 fetch: no byte for 30s (idle timeout)\n"
+
+
+def items(data: bytes, size: int = 0):
+    """What the auto framer gives for ``data`` fed in chunks of ``size`` (0: at once):
+    messages by their offsets and events, comments by their text; and the end."""
+    framer = AutoFramer()
+    size = size or len(data) or 1
+    out = [m for i in range(0, len(data), size) for m in framer.feed(data[i:i + size])]
+    end = framer.close()
+    out += end.items
+    return framer.kind, [m.text if hasattr(m, "text") else (m.event, m.offset) for m in out], end.truncated
+
+
+def shifted(messages, by: int):
+    return [(event, offset + by) for event, offset in messages]
+
+
+def test_a_note_before_the_stream_is_read_and_the_stream_still_recognised():
+    data = TEXT.read_bytes()
+    plain = [(m.event, m.offset) for m in parse(data)[0]]
+    for size in (0, 1, 3, 13):
+        kind, out, cut = items(NOTE + NOTE + data, size)
+        assert kind == "aws-eventstream" and cut is None, size
+        assert out == [NOTE[2:-2].decode()] * 2 + shifted(plain, 2 * len(NOTE)), size
+
+
+@pytest.mark.parametrize("line_end", [b"\n", b""])
+def test_the_exit_marker_after_a_whole_message_is_read(line_end):
+    # fetch writes a line end first when the body's last byte was not one (a CRC's rarely is)
+    data = TEXT.read_bytes()
+    messages = parse(data)[0]
+    cut = messages[2].end
+    for size in (0, 1, 5):
+        kind, out, end = items(data[:cut] + line_end + EXIT, size)
+        assert out == [(m.event, m.offset) for m in messages[:3]] + [EXIT[2:-1].decode()], size
+        assert kind == "aws-eventstream" and end is None
+
+
+def test_a_marker_at_every_byte_of_a_message_cuts_it():
+    # The cut message is dropped; a reset's new attempt is read from its first byte, an
+    # exit marker ends the stream, whatever the chunking.
+    data = TEXT.read_bytes()
+    messages = parse(data)[0]
+    first, second = messages[0], messages[1]
+    before = [(first.event, first.offset)]
+    for at in range(second.offset + 1, second.end):
+        head = data[:at] + (b"" if data[at - 1:at] in b"\r\n" else b"\n")
+        again = shifted([(m.event, m.offset) for m in messages], len(head) + len(RESET))
+        for size in (0, 1, 7):
+            assert items(head + RESET + data, size)[1:] == (before + ["sse-tool reset"] + again, None), (at, size)
+            assert items(head + EXIT, size)[1:] == (before + [EXIT[2:-1].decode()], None), (at, size)
+
+
+def test_line_ends_between_messages_without_a_marker_are_still_refused():
+    data = TEXT.read_bytes()
+    cut = parse(data)[0][1].end
+    with pytest.raises(BadInput, match="prelude CRC mismatch"):
+        items(data[:cut] + b"\n" + data[cut:])
+
+
+def test_a_first_message_over_16_mib_is_recognised():
+    # its length's first byte is 1, not a NUL
+    big = bedrock_event("chunk", {"bytes": "A" * (17 << 20)})
+    assert big[:1] == b"\x01" and sniff(big[:12]) == "aws-eventstream"
+    assert items(big + TEXT.read_bytes())[0] == "aws-eventstream"
+
+
+def test_frame_passes_on_the_exit_code_of_a_marker_after_a_bedrock_body():
+    data = TEXT.read_bytes()
+    r = run("frame", stdin=data[:parse(data)[0][3].end] + b"\n" + EXIT)
+    assert r.returncode == 8, r.stderr
+    assert json.loads(r.stdout.splitlines()[-1]) == {"comment": EXIT[2:-1].decode()}
+    normalize = run("normalize", stdin=NOTE + data)
+    assert normalize.returncode == 0, normalize.stderr
+    assert json.loads(normalize.stdout.splitlines()[-1])["status"] == "complete"
+
+
 # -- the frame command ------------------------------------------------------------------
 
 def run(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess:

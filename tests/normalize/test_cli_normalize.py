@@ -149,7 +149,7 @@ def test_frame_records_are_recognised_and_from_forces_the_kind(tmp_path):
     assert normalize("--from", "events", input_bytes=framed, tmp_path=tmp_path).stdout == auto.stdout
     forced = normalize("--from", "sse", input_bytes=framed, tmp_path=tmp_path)
     assert forced.exit_code == 3  # JSON lines read as SSE hold no SSE events: no guessing
-    assert lines(forced)[-1]["detail"] == "no events arrived"
+    assert lines(forced)[-1]["detail"] == "no events arrived: input ended inside an event (no blank line after its last field)"
 
 
 def test_records_input_passes_through_unchanged_with_its_exit_code(tmp_path):

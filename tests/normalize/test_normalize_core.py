@@ -239,6 +239,14 @@ def test_bytes_without_any_event_are_a_truncated_stream():
     assert read(b": keep-alive\n\n")[1] == [End(Status.TRUNCATED, detail="no events arrived")]
 
 
+def test_a_cut_inside_the_first_event_says_where_it_was_cut():
+    sse = b'data: {"choices": [{"delta": {"content": "hi"'
+    bedrock = (SAMPLES / "bedrock-invoke-nova.eventstream").read_bytes()[:100]
+    assert read(sse)[1] == [End(Status.TRUNCATED, detail="no events arrived: input ended in the middle of a line")]
+    assert read(bedrock)[1] == [End(Status.TRUNCATED, detail="no events arrived: input ended inside a message "
+                                                             "(100 of its 199 bytes)")]
+
+
 def test_unknown_source_is_refused():
     with pytest.raises(ValueError):
         RecordReader(source="xml")

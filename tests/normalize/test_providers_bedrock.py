@@ -100,7 +100,40 @@ def test_an_error_message_is_a_provider_error_named_by_its_code():
     stream = bedrock_event("messageStart", {"role": "assistant"}) + event_message(
         {":message-type": "error", ":error-code": "InternalFailure", ":error-message": "boom"})
     end = records(stream)[-1]
-    assert end.status is Status.ERROR and end.error["type"] == "InternalFailure"
+    assert end.error == {"type": "InternalFailure", "message": "boom"}  # its text is a header's
+    assert end.status is Status.ERROR
+
+
+def test_an_exception_whose_payload_is_plain_text_is_a_provider_error_with_that_text():
+    # AWS's SDKs take a payload that is not JSON as the message (botocore: {"message": body}).
+    stream = bedrock_event("messageStart", {"role": "assistant"}) + event_message(
+        {":message-type": "exception", ":exception-type": "throttlingException", ":content-type": "text/plain"},
+        b"Too many requests, slow down\n")
+    end = records(stream)[-1]
+    assert end.status is Status.ERROR
+    assert end.error == {"type": "throttlingException", "message": "Too many requests, slow down"}
+
+
+@pytest.mark.parametrize("stages", [["normalize"], ["frame", "normalize"], ["check"]])
+def test_every_stage_reads_the_failure_said_in_headers_or_text(stages, tmp_path):
+    head = bedrock_event("messageStart", {"role": "assistant"})
+    for failure, said in [
+        (event_message({":message-type": "error", ":error-code": "InternalFailure",
+                        ":error-message": "The server hit a snag"}), "InternalFailure: The server hit a snag"),
+        (event_message({":message-type": "exception", ":exception-type": "throttlingException"},
+                       b"Too many requests"), "throttlingException: Too many requests"),
+    ]:
+        path = tmp_path / "failed.eventstream"
+        path.write_bytes(head + failure)
+        data = path.read_bytes()
+        for stage in stages:
+            r = subprocess.run([*SSE_TOOL, stage, "--provider", "bedrock"] if stage == "check" else
+                               [*SSE_TOOL, stage], input=data, capture_output=True, env=clean_env(), timeout=60)
+            data = r.stdout
+        if stages == ["check"]:
+            assert r.returncode == 0 and b"stream.not-json" not in r.stdout, r.stdout
+        else:
+            assert r.returncode == 4 and f"provider error: {said}".encode() in r.stderr, r.stderr
 
 
 def test_normalize_exits_4_on_an_exception_with_its_message():
