@@ -372,7 +372,8 @@ def _marker_may_start(buf: bytes, start: int) -> bool:
 
 
 def _marker_after(buf: bytes, start: int, stop: int) -> int | None:
-    """Where the first marker line in ``buf[start:stop]`` begins (at the line end before
-    it), or None."""
-    found = [at for cut in _CUTS if (at := buf.find(cut, start - 1, stop)) >= 0]
+    """Where the first line end at ``start`` or after, followed by the start of a marker
+    line, is in ``buf[:stop]``, or None. (Past ``start``: reading resumes there, and a
+    line that only looks like a marker is refused by the prelude check after it.)"""
+    found = [at for cut in _CUTS if (at := buf.find(cut, start, stop)) >= 0]
     return min(found) if found else None

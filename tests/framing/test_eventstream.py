@@ -252,6 +252,37 @@ def test_line_ends_between_messages_without_a_marker_are_still_refused():
         items(data[:cut] + b"\n" + data[cut:])
 
 
+def outcome(data: bytes, cuts: list[int]):
+    framer = EventStreamParser()
+    points = sorted({0, len(data), *cuts})
+    try:
+        out = [m for a, b in zip(points, points[1:]) for m in framer.feed(data[a:b])]
+        end = framer.close()
+    except BadInput as exc:
+        return str(exc)
+    return out + list(end.items), end.truncated
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 1200), st.sampled_from([NOTE, RESET, EXIT, b": sse-tool bogus\n", b": other\n"]),
+       st.sampled_from([b"\n", b"\r\n", b""]), st.lists(st.integers(0, 1400), max_size=6))
+def test_a_line_anywhere_gives_one_outcome_whatever_the_chunking(at, line, before, cuts):
+    data = TEXT.read_bytes()
+    data = data[:at] + before + line + data[at:]
+    assert outcome(data, cuts) == outcome(data, [])
+
+
+@pytest.mark.parametrize("at", ["boundary", "inside"])
+def test_a_line_that_only_looks_like_a_marker_is_refused_not_looped_on(at):
+    data = TEXT.read_bytes()
+    messages = parse(data)[0]
+    cut = messages[1].end if at == "boundary" else messages[1].offset + 30
+    for tail in (b"\n: sse-tool bogus\n", b"\n: sse-tool bogus\n" + data[messages[2].offset:]):
+        for size in (0, 1):
+            with pytest.raises(BadInput):
+                items(data[:cut] + tail, size)
+
+
 def test_a_first_message_over_16_mib_is_recognised():
     # its length's first byte is 1, not a NUL
     big = bedrock_event("chunk", {"bytes": "A" * (17 << 20)})
