@@ -65,6 +65,7 @@ from .eventstream import failure_payload
 from .marker import EXIT, NO_STREAM, NOTE, parse
 from .model import End, Note, Record, Reset, Status
 from .providers import PROVIDERS, recognise
+from .providers.errors import error_event
 from .sse import FrameEnd, SseComment, SseEvent
 
 #: events held while guessing the provider before giving up
@@ -136,6 +137,8 @@ class Normalizer:
             return []
         if type(payload) is not dict:
             payload = failure_payload(item, payload)  # an event-stream failure said in text
+            if item.event == "error" and type(payload) is str and payload != "[DONE]":
+                payload = error_event(payload)
             if type(payload) is not dict and payload not in _NOT_JSON_OK:
                 self._bad(BadInput(f"event {item.event!r}: data is {_what(payload)}, not a JSON object",
                                    item.offset))
@@ -155,8 +158,9 @@ class Normalizer:
     def fast_path(self):
         """The adapter's ``quick`` when an event may be read with it now, else None (ask
         again after each ``feed``: the state it depends on changes only there)."""
-        if self._broken is None and self._confirmed and self._adapter is not None:
-            return getattr(self._adapter, "quick", None)
+        a = self._adapter
+        if self._broken is None and self._confirmed and a is not None and not a.terminal:
+            return getattr(a, "quick", None)  # (after the terminal event, the adapter decides)
         return None
 
     def fast_lines(self):

@@ -20,6 +20,12 @@ _ERROR_KEYS = frozenset({"message", "detail", "request_id", "code", "status", "t
                          "object", "title", "instance"})
 
 
+def error_event(text: str) -> dict:
+    """An SSE ``event: error`` whose data is no JSON object (empty, or plain text, as a
+    proxy writes it) as the error object it stands for: the SDKs raise on it too."""
+    return {"type": "error", "error": {"type": "error", "message": text.strip() or "an error event with no data"}}
+
+
 def error_info(error) -> dict:
     """A provider error object (or string) as ``{"type", "message", ...}``."""
     if not isinstance(error, dict):

@@ -5,7 +5,8 @@ Reasoning: ``reasoning_content`` (DeepSeek, vLLM, Z.ai), ``reasoning`` (OpenRout
 ``reasoning_details`` (OpenRouter; it repeats ``reasoning``, so it is read only when that
 string is absent; its signatures and encrypted reasoning are ``signature`` and ``redacted``
 records). A refusal (``delta.refusal``) is its own channel. Tool calls: ``delta.tool_calls`` pieces joined by ``index`` (pieces
-without an index continue the latest call). Terminal event: ``data: [DONE]``. Errors: a
+without an index continue the latest call). Terminal event: ``data: [DONE]``, after which
+nothing is read (openai-python and openai-go stop there). Errors: a
 top-level ``error`` in a data frame (alone, or inside a normal chunk), or ``event: error``.
 
 Nearly every chunk carries one piece of answer text and nothing else new: ``quick`` reads
@@ -153,6 +154,8 @@ class OpenAIChat:
         return None
 
     def feed(self, event: str, payload) -> list[Record]:
+        if self.terminal:
+            return []  # nothing after [DONE] is read: the OpenAI SDKs stop there
         if isinstance(payload, str):
             if payload.strip() == "[DONE]":
                 self.terminal = True

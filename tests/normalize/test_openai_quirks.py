@@ -109,3 +109,36 @@ def test_the_quirky_samples_are_recognised_as_openai():
         reader.feed((SAMPLES / name).read_bytes())
         reader.close()
         assert reader.normalizer.provider == "openai", name
+
+
+# -- what follows the end ---------------------------------------------------------------
+
+def test_nothing_after_done_is_read_whichever_path_reads_it():
+    # openai-python and openai-go stop at [DONE]: answer text, a tool call or an error after
+    # it reach no client. The common delta chunks after it must not slip through the fast
+    # paths (one chunk at a time, or a batch of lines read at once).
+    from ..support import FIXTURES, SSE_TOOL, clean_env, read_records
+
+    data = (FIXTURES / "openai-chat" / "openai-text-usage.sse").read_bytes()
+    deltas = [block + b"\n\n" for block in data.split(b"\n\n") if b'"content":"' in block]
+    late = b"".join(deltas * 40) + b'event: error\ndata: {"error": {"message": "late"}}\n\n'
+    expected = read_records([data])
+    longer = data + late
+    for size in (len(longer), 4096, 100, 7):
+        got = read_records([longer[i:i + size] for i in range(0, len(longer), size)])
+        assert got == expected, size
+    import subprocess
+
+    env = clean_env()
+    framed = subprocess.run([*SSE_TOOL, "frame"], input=longer, capture_output=True, env=env, timeout=60).stdout
+    piped = subprocess.run([*SSE_TOOL, "normalize"], input=framed, capture_output=True, env=env, timeout=60)
+    direct = subprocess.run([*SSE_TOOL, "normalize"], input=data, capture_output=True, env=env, timeout=60)
+    assert (piped.returncode, piped.stdout) == (0, direct.stdout)
+
+
+def test_an_error_event_without_json_data_is_a_provider_error():
+    # The SDKs raise on an event named error whatever its data; a bare "data:" dispatches.
+    for data, message in [(b"", "an error event with no data"), (b"upstream connect error", "upstream connect error")]:
+        stream = sse(chunk({"content": "Hi"})) + b"event: error\ndata: " + data + b"\n\n" + sse(chunk(finish="stop"), "[DONE]")
+        end = records(stream)[-1]
+        assert end.status is Status.ERROR and end.error == {"type": "error", "message": message}

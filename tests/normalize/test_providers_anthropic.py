@@ -293,3 +293,13 @@ def test_records_serialise_as_json_lines():
     for record in records:
         orjson.dumps(to_record(record))
     assert isinstance(records[-1], End)
+
+
+@pytest.mark.parametrize("data", [b"", b"upstream connect error"])
+def test_an_error_event_without_json_data_is_an_error_though_the_turn_ends(data):
+    # The SDK raises on an event named error whatever its data; the turn's end does not undo it.
+    stream = (sse(message_start(), block(0, "text", text=""), delta(0, "text_delta", text="Hi"))
+              + b"event: error\ndata: " + data + b"\n\n" + sse(stop(0), message_delta(), MESSAGE_STOP))
+    end = read_records([stream])[-1]
+    assert end.status is Status.ERROR
+    assert end.error["message"] == (data.decode() or "an error event with no data")
