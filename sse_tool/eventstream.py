@@ -170,8 +170,10 @@ def parse_headers(raw: bytes, offset: int = 0) -> dict:
                 i += 16
             else:
                 raise BadInput(f"unknown header value type {kind} in header {name!r}", offset)
-            if not name or i > n:
+            if i > n:
                 raise IndexError
+            if not name:
+                raise BadInput("an event-stream header has an empty name", offset)
             if name in headers:
                 raise BadInput(f"header {name!r} appears twice in one message", offset)
             headers[name] = value

@@ -134,6 +134,7 @@ def test_every_header_type_reads_as_a_json_value():
     (b"\x01a\x00\x01a\x01", "appears twice"),
     (b"\x05ab", "runs past"),                     # a name longer than the section
     (b"\x01\xff\x00", "not UTF-8"),
+    (b"\x00\x00", "empty name"),
 ])
 def test_malformed_headers_are_bad_input(raw, why):
     with pytest.raises(BadInput, match=why):
