@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from sse_tool.model import Reset
 from sse_tool.recording import load_recording
 from sse_tool.replay import event_ends
 from sse_tool.sse import SseEvent, SseParser
@@ -143,6 +144,19 @@ def test_times_lets_a_partial_retry_complete_after_a_cut(server):
     assert done.returncode == 0, done.stderr
     assert done.stdout == TEXT_SHORT[:ENDS[1]] + b": sse-tool reset\n\n" + TEXT_SHORT
     assert status_of(done.stdout) == "complete"
+
+
+@pytest.mark.parametrize("cut", [100, 300, 3000])  # in the first message, its prelude, later
+def test_a_partial_retry_of_a_bedrock_stream_completes_after_a_cut(server, cut):
+    # The reset marker crosses the binary event stream: the cut message fails its CRC.
+    data = (FIXTURES / "bedrock" / "converse-stream-text.eventstream").read_bytes()
+    done = fetch(server.url(f"/bedrock/converse-stream-text?cut_after_bytes={cut}&times=1"),
+                 "--retry", "1", "--retry-partial", "--retry-delay", "0")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == data[:cut] + b"\n: sse-tool reset\n\n" + data
+    assert status_of(done.stdout) == "complete"
+    records = read_records([done.stdout])
+    assert records[records.index(Reset()) + 1:] == read_records([data])  # the draft starts again
 
 
 def test_a_complete_recording_replays_its_bytes(server):
