@@ -198,4 +198,5 @@ def _usage_error(exc) -> int:
         _edge.warn(stage, f"{message} (see {path} --help)")
     except Exception:  # stderr closed: the exit code says it
         pass
+    _edge.pass_on_usage_error(stage, exc.exit_code, message)
     return exc.exit_code

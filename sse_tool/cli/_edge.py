@@ -42,6 +42,38 @@ class MissingInput(SseToolError):
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 
+def pass_on_usage_error(stage: str, code: int, reason: str) -> None:
+    """A command line refused before the stage ran, for a later stage of ours that reads
+    this one's output: the failure as this stage writes one (a byte stage's exit marker,
+    frame's marker record, normalize's end record), so that the pipe ends with this code
+    and message, not "no stream arrived". A file or another program gets nothing."""
+    if stage not in ("fetch", "replay", "frame", "normalize") or os.isatty(1):
+        return
+    from ..downstream import read_by_a_stage
+    from ..marker import exit_marker
+
+    if not read_by_a_stage(1):
+        return
+    marker = exit_marker(code, stage, reason)
+    if stage == "frame":
+        from ..sse import SseComment
+        from ..wire import dumps, event_record
+
+        data = dumps(event_record(SseComment(marker.comment())))
+    elif stage == "normalize":
+        from ..model import to_record
+        from ..normalize import failed_end
+        from ..wire import dumps
+
+        data = dumps(to_record(failed_end(code, marker.text)))
+    else:
+        data = marker.line()
+    try:
+        os.write(1, data)
+    except OSError:  # the reader gone: the exit code says it
+        pass
+
+
 def warn(stage: str, message: str) -> None:
     """One diagnostic line on stderr, control characters shown as ``\\xHH``
     (``OutputFailed`` if stderr is closed or full)."""

@@ -93,8 +93,9 @@ def stream(
         raise UsageError(f"bad URL: {exc}") from None
     except OSError as exc:  # httpx loads SSL_CERT_FILE / SSL_CERT_DIR here
         raise UsageError(ca_text(exc, trust_env)) from None
-    if any(n.lower() == "user-agent" and not v.strip() for n, v in request.headers):
-        del client.headers["User-Agent"]  # -H 'User-Agent:' sends none, as with curl
+    removed = {n.lower() for n, v in request.headers if not v.strip()}
+    for name in [n for n in client.headers if n.lower() in removed]:
+        del client.headers[name]  # -H 'Accept-Encoding:' sends none, not httpx's, as with curl
     with client:
         attempt = 0
         passed_on = False  # body bytes of some attempt went downstream

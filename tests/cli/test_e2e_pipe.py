@@ -274,6 +274,17 @@ def test_an_http_429_leaves_a_file_empty_as_curl_does(server, tmp_path):
     assert piped.out == b"" and piped.codes == [6, 0]
 
 
+@pytest.mark.parametrize("stage", ["fetch", "replay", "frame", "normalize"])
+def test_a_usage_error_early_in_a_pipe_ends_it_with_2_and_says_why_once(stage):
+    # A typo must not read as a cut stream (3) to a script deciding whether to retry.
+    run = sh(f"{stage} --bogus-option", "render")
+    assert run.codes == [2, 2] and run.status == 2 and run.out == b""
+    assert "no such option: --bogus-option" in run.errs[0]
+    assert f"failed (exit 2): {stage}: no such option: --bogus-option" in run.errs[1]
+    plain = sh(f"{stage} --bogus-option", "!cat")  # another program gets nothing
+    assert plain.codes == [2, 0] and plain.out == b""
+
+
 # -- the same answer whichever way the input comes -----------------------------------------
 
 SAME = [THINKING, "gemini/json-array-no-alt-sse.json", "anthropic/thinking-signature.cut-mid-frame.sse"]

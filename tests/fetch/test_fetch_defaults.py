@@ -39,9 +39,11 @@ def test_the_user_agent_is_sse_tools_own_and_h_replaces_it(server):
     assert sent(server, server.url("/capture/ua"), "-H", "User-Agent: mine/1").header("User-Agent") == "mine/1"
 
 
-def test_an_empty_h_user_agent_sends_none_as_curl_does(server):
-    request = sent(server, server.url("/capture/ua"), "-H", "User-Agent:")
-    assert "user-agent" not in {name.lower() for name, _ in request.headers}
+@pytest.mark.parametrize("name", ["User-Agent", "Accept", "Accept-Encoding", "Cache-Control", "Connection"])
+def test_an_empty_h_sends_no_such_header_as_curl_does(server, name):
+    # not ours, and not the HTTP client's default in its place either
+    request = sent(server, server.url("/capture/ua"), "-H", f"{name}:")
+    assert name.lower() not in {n.lower() for n, _ in request.headers}, request.headers
 
 
 @pytest.mark.parametrize("given, url", [
