@@ -26,8 +26,8 @@ a reader joining the texts puts a blank line there, as the providers' own apps d
 deltas themselves stay exactly what the provider sent. ``signature`` and ``redacted`` are
 opaque data a client must send back unchanged to continue a turn (thinking signatures,
 redacted thinking); ``index`` is the content block, or the tool call, they belong to.
-A ``server`` tool call is run by the provider (web search, code execution): a client must
-not run it; ``tool_status`` is the progress of such a tool, ``tool_result`` its result.
+A ``server`` tool call is run by the provider (web search, code execution, a remote MCP
+server): a client must not run it; a ``freeform`` one takes free text, not JSON; ``tool_status`` is the progress of such a tool, ``tool_result`` its result.
 
 ``reset`` means "discard the draft: a new attempt starts" (a retry after part of a body
 was seen); ``note`` is something an earlier stage wanted a person to see. On the wire
@@ -55,9 +55,12 @@ EARLY_STOP_REASONS = frozenset({
     "max_output_tokens", "incomplete",
     # Anthropic; pause_turn: a server tool loop paused, the turn must be resent to finish
     "max_tokens", "refusal", "model_context_window_exceeded", "pause_turn",
-    # Gemini finishReason and promptFeedback.blockReason; Cohere: MAX_TOKENS
-    "safety", "recitation", "language", "blocklist", "prohibited_content", "spii",
-    "image_safety", "image_prohibited_content", "malformed_function_call",
+    # Gemini finishReason and promptFeedback.blockReason (every one but STOP: OTHER is a
+    # blocked prompt, or a stop for a reason not otherwise said); Cohere: MAX_TOKENS
+    "safety", "recitation", "language", "blocklist", "prohibited_content", "spii", "other",
+    "image_safety", "image_prohibited_content", "image_recitation", "image_other", "no_image",
+    "malformed_function_call", "unexpected_tool_call", "too_many_tool_calls",
+    "missing_thought_signature", "jailbreak", "model_armor",
 })
 
 
@@ -118,6 +121,8 @@ class ToolCall(NamedTuple):
     arguments: str = ""
     #: run by the provider itself (server tools: web search, code execution), not the client
     server: bool = False
+    #: its input is free text (an OpenAI custom tool), not JSON arguments
+    freeform: bool = False
 
 
 class Part(NamedTuple):
@@ -206,7 +211,8 @@ class End(NamedTuple):
     #: for ``invalid``: the byte offset of the bad input, when known
     offset: int | None = None
     #: per tool call: index, id, name, and whether its joined arguments are whole JSON
-    #: (``complete_json``), so a script never runs a call with truncated arguments
+    #: (``complete_json``), so a script never runs a call with truncated arguments (for a
+    #: ``freeform`` call, whose input is text: whether the turn completed)
     tool_calls: list | None = None
 
 
@@ -248,6 +254,8 @@ def to_record(item: Record) -> dict:
         out["arguments"] = item.arguments
         if item.server:
             out["server"] = True
+        if item.freeform:
+            out["freeform"] = True
         return out
     if isinstance(item, Usage):
         return {"type": "usage", "usage": item.usage}
@@ -280,7 +288,8 @@ def from_record(rec: dict) -> Record:
     if kind == "tool_call":
         index = field(rec, "index", int, REQUIRED)
         return ToolCall(index, field(rec, "id", str, None), field(rec, "name", str, None),
-                        field(rec, "arguments", str, ""), field(rec, "server", bool, False))
+                        field(rec, "arguments", str, ""), field(rec, "server", bool, False),
+                        field(rec, "freeform", bool, False))
     if kind == "usage":
         return Usage(field(rec, "usage", dict, REQUIRED))
     if kind == "meta":

@@ -418,7 +418,7 @@ class RecordReader:
             if self._think.cut and end.detail is None:
                 end = end._replace(detail=UNCLOSED_THINK)
         self._track(rest)
-        return [*rest, end._replace(tool_calls=self._calls.summary())]
+        return [*rest, end._replace(tool_calls=self._calls.summary(end.status is Status.COMPLETE))]
 
     @staticmethod
     def _load_line(item, convert):

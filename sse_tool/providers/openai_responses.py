@@ -43,6 +43,9 @@ _TEXT = {
 
 #: item types whose input streams as argument deltas: item type -> its arguments field
 _CALL_ITEMS = {"function_call": "arguments", "custom_tool_call": "input", "mcp_call": "arguments"}
+#: (server, freeform) of each: OpenAI runs a remote MCP server's tool itself, and a custom
+#: tool takes free text
+_KINDS = {"function_call": (False, False), "custom_tool_call": (False, True), "mcp_call": (True, False)}
 _ARGUMENT_DELTAS = (
     "response.function_call_arguments.delta",
     "response.custom_tool_call_input.delta",
@@ -205,7 +208,7 @@ class OpenAIResponses:
         if arguments:
             self._streamed.add(index)
         out.append(ToolCall(index, field(item, "call_id", str, where="item.call_id") or item_id,
-                            field(item, "name", str, where="item.name"), arguments))
+                            field(item, "name", str, where="item.name"), arguments, *_KINDS[kind]))
 
     def _arguments(self, payload: dict) -> list[Record]:
         text = field(payload, "delta", str)
@@ -233,9 +236,9 @@ class OpenAIResponses:
                 if known:
                     out.append(ToolCall(index, arguments=arguments))
                 else:
-                    out.append(ToolCall(index, call_id, name, arguments))
+                    out.append(ToolCall(index, call_id, name, arguments, *_KINDS[kind]))
             elif not known:
-                out.append(ToolCall(index, call_id, name))
+                out.append(ToolCall(index, call_id, name, "", *_KINDS[kind]))
         elif kind in _BUILT_IN:
             status = item.get("status") if isinstance(item.get("status"), str) else "completed"
             out.append(ToolStatus(_int(payload.get("output_index")), item.get("id"), kind, status, item))

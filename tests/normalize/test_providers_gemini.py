@@ -250,3 +250,21 @@ def test_recognition_is_by_gemini_keys_and_never_claims_other_dialects():
     assert not Gemini.recognise("message_start", {"type": "message_start", "message": {}})
     assert not Gemini.recognise("message", {"error": {"code": 500, "message": "x"}})
     assert not Gemini.recognise("message", "[DONE]")
+
+
+@pytest.mark.parametrize("reason", ["MAX_TOKENS", "SAFETY", "OTHER", "IMAGE_RECITATION", "IMAGE_OTHER", "NO_IMAGE",
+                                    "UNEXPECTED_TOOL_CALL", "TOO_MANY_TOOL_CALLS", "MISSING_THOUGHT_SIGNATURE"])
+def test_every_finish_reason_but_stop_is_an_early_stop(reason):
+    from sse_tool.model import stopped_early
+
+    end = read_records([sse(chunk({"text": "Hi"}), chunk({"text": ""}, finish=reason))])[-1]
+    assert end.status is Status.COMPLETE and end.stop_reason == reason and stopped_early(reason)
+    assert not stopped_early("STOP")
+
+
+@pytest.mark.parametrize("reason", ["SAFETY", "OTHER", "BLOCKLIST", "PROHIBITED_CONTENT", "JAILBREAK", "MODEL_ARMOR"])
+def test_a_blocked_prompt_is_an_early_stop_whatever_the_reason(reason):
+    from sse_tool.model import stopped_early
+
+    end = read_records([sse({"promptFeedback": {"blockReason": reason}, "usageMetadata": {"promptTokenCount": 5}})])[-1]
+    assert end.status is Status.COMPLETE and end.stop_reason == reason and stopped_early(reason)

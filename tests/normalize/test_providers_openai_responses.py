@@ -189,6 +189,38 @@ def test_a_call_whose_arguments_come_only_whole_is_emitted_from_its_done_item():
     assert [r for r in out if isinstance(r, ToolCall)] == [ToolCall(0, "call_2", "now", "{}")]
 
 
+def custom_call(done: bool) -> list[dict]:
+    item = {"type": "custom_tool_call", "id": "ctc_1", "call_id": "call_9", "name": "code_exec", "input": ""}
+    out = [ev("response.output_item.added", output_index=0, item=item),
+           ev("response.custom_tool_call_input.delta", output_index=0, item_id="ctc_1", delta="print(1)")]
+    if done:
+        out.append(ev("response.output_item.done", output_index=0, item={**item, "input": "print(1)",
+                                                                          "status": "completed"}))
+    return out
+
+
+def test_a_custom_tool_call_takes_free_text_which_is_whole_when_the_turn_completed():
+    # Its input is unconstrained text: no JSON parse can say it was cut, the turn's end can.
+    out = records(events(CREATED, *custom_call(True), COMPLETED))
+    assert [r for r in out if isinstance(r, ToolCall)] == [
+        ToolCall(0, "call_9", "code_exec", "", freeform=True), ToolCall(0, arguments="print(1)")]
+    assert out[-1].tool_calls == [{"index": 0, "id": "call_9", "name": "code_exec", "complete_json": True,
+                                   "freeform": True}]
+    cut = records(events(CREATED, *custom_call(False)))
+    assert cut[-1].status is Status.TRUNCATED and cut[-1].tool_calls[0]["complete_json"] is False
+
+
+def test_a_remote_mcp_call_is_run_by_openai_not_the_client():
+    item = {"type": "mcp_call", "id": "mcp_1", "server_label": "dice", "name": "roll", "arguments": ""}
+    out = records(events(
+        CREATED, ev("response.output_item.added", output_index=0, item=item),
+        ev("response.mcp_call_arguments.delta", output_index=0, item_id="mcp_1", delta='{"dice":"2d6"}'),
+        ev("response.output_item.done", output_index=0, item={**item, "arguments": '{"dice":"2d6"}', "output": "7"}),
+        COMPLETED))
+    assert [r for r in out if isinstance(r, ToolCall)][0] == ToolCall(0, "mcp_1", "roll", "", server=True)
+    assert out[-1].tool_calls[0]["server"] is True
+
+
 def test_calls_without_output_index_are_numbered_in_order():
     adapter = OpenAIResponses()
     first = adapter.feed("m", ev("response.output_item.added", item={"type": "custom_tool_call", "id": "a",
