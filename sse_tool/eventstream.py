@@ -228,7 +228,10 @@ class EventStreamParser:
             self._read(buf, out, final=True)
             if self._error is not None:
                 raise self._error
-            cut = _marker_after(buf := b"".join(self._pending), 1, self._have) if self._have else None
+            if not self._have:
+                break
+            buf = b"".join(self._pending)  # a message still unfinished: did a marker cut it?
+            cut = _marker_after(buf, 1, len(buf))
             if cut is None:
                 break
             self._pending[:] = [buf[cut:]]

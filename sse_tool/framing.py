@@ -5,8 +5,9 @@ Every stage accepts what an earlier stage writes, so the first non-blank byte de
 ``[`` is a streamed JSON array, ``{`` is JSON Lines (NDJSON from a provider, or sse-tool's
 own records), anything else is SSE if its first line begins like SSE (``check_text``); a
 control byte first (a NUL below 16 MiB) is AWS's binary event stream, told apart from
-other binary data by its whole 12-byte prelude and the CRC in it. ``AutoFramer`` holds the first bytes until they
-decide, then hands everything to the framer chosen, so detection costs nothing after.
+other binary data by its whole 12-byte prelude and the CRC in it. ``AutoFramer`` holds
+the first bytes until they decide, then hands everything to the framer chosen, so
+detection costs nothing after.
 """
 
 from __future__ import annotations

@@ -27,7 +27,9 @@ deltas themselves stay exactly what the provider sent. ``signature`` and ``redac
 opaque data a client must send back unchanged to continue a turn (thinking signatures,
 redacted thinking); ``index`` is the content block, or the tool call, they belong to.
 A ``server`` tool call is run by the provider (web search, code execution, a remote MCP
-server): a client must not run it; a ``freeform`` one takes free text, not JSON; ``tool_status`` is the progress of such a tool, ``tool_result`` its result.
+server): a client must not run it; ``tool_status`` is the progress of such a tool,
+``tool_result`` its result. A ``freeform`` call (an OpenAI custom tool) takes free text,
+not JSON arguments.
 
 ``reset`` means "discard the draft: a new attempt starts" (a retry after part of a body
 was seen); ``note`` is something an earlier stage wanted a person to see. On the wire

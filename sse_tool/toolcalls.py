@@ -4,9 +4,10 @@
 ``summary(complete)`` gives, per call (by index), its id, name, whether the provider runs
 it (``server``) and ``complete_json``: whether its argument pieces, joined, are one whole
 JSON value; for a ``freeform`` call (free text, an OpenAI custom tool), which no parse can
-judge, whether the turn completed (``complete``). The ``end`` record carries that summary, so a script can refuse to run a call whose
-arguments were cut off (a stream truncated mid-call, or a model that stopped at its token
-limit inside the arguments) without parsing them itself.
+judge, whether the turn completed (``complete``). The ``end`` record carries that
+summary, so a script can refuse to run a call whose arguments were cut off (a stream
+truncated mid-call, or a model that stopped at its token limit inside the arguments)
+without parsing them itself.
 
 The pieces are kept until the end (one list per call, joined once): a call's arguments
 are as large as the records that carried them.
