@@ -231,7 +231,7 @@ class EventStreamParser:
             if not self._have:
                 break
             buf = b"".join(self._pending)  # a message still unfinished: did a marker cut it?
-            cut = _marker_after(buf, 1, len(buf))
+            cut = marker_after(buf, 1, len(buf))
             if cut is None:
                 break
             self._pending[:] = [buf[cut:]]
@@ -309,9 +309,9 @@ class EventStreamParser:
                 if fault is not None:
                     # A marker that cut this message: drop its bytes and read from there.
                     reach = i + (total if total >= PRELUDE and crc32(view[i : i + 8]) == crc else PRELUDE)
-                    cut = _marker_after(buf, i + 1, min(n, reach + 12))
+                    cut = marker_after(buf, i + 1, min(n, reach + 12))
                     if cut is None:
-                        if not final and n < reach + 12 and _marker_may_start(buf, i + 1):
+                        if not final and n < reach + 12 and marker_may_start(buf, i + 1):
                             self._need = n - i + 1
                             return i
                         raise fault
@@ -367,7 +367,7 @@ class EventStreamParser:
         return at
 
 
-def _marker_may_start(buf: bytes, start: int) -> bool:
+def marker_may_start(buf: bytes, start: int) -> bool:
     """Whether the last bytes of ``buf`` (from ``start``) may be a line end and the
     beginning of a marker line, the rest of which has not arrived."""
     for at in range(max(start, len(buf) - 12), len(buf)):
@@ -376,7 +376,7 @@ def _marker_may_start(buf: bytes, start: int) -> bool:
     return False
 
 
-def _marker_after(buf: bytes, start: int, stop: int) -> int | None:
+def marker_after(buf: bytes, start: int, stop: int) -> int | None:
     """Where the first line end at ``start`` or after, followed by the start of a marker
     line, is in ``buf[:stop]``, or None. (Past ``start``: reading resumes there, and a
     line that only looks like a marker is refused by the prelude check after it.)"""

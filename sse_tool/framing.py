@@ -15,7 +15,8 @@ from __future__ import annotations
 from codecs import getincrementaldecoder
 
 from .errors import BadInput
-from .eventstream import PRELUDE, EventStreamParser, could_be_prelude, looks_like_prelude
+from .eventstream import (PRELUDE, EventStreamParser, could_be_prelude, looks_like_prelude, marker_after,
+                          marker_may_start)
 from .jsonarray import JsonArrayParser
 from .marker import LINE_STARTS
 from .ndjson import NdjsonParser
@@ -62,11 +63,18 @@ def sniff(head: bytes, final: bool = False) -> str | None:
             return "sse"  # blank lines before binary data: refused as such
         head = head[start:]  # (after an earlier stage's markers, an event stream)
     if binary(head):
-        if len(head) >= PRELUDE:
-            return "aws-eventstream" if looks_like_prelude(head) else "sse"  # sse: binary, refused
-        if not final:
+        # An earlier stage's marker may follow the first bytes at once (it cut the body).
+        cut = marker_after(head, 1, min(len(head), 2 * PRELUDE))
+        prelude = head if cut is None or cut >= PRELUDE else head[:cut]
+        if len(prelude) >= PRELUDE:
+            if looks_like_prelude(prelude):
+                return "aws-eventstream"
+            if not final and len(head) < 2 * PRELUDE and marker_may_start(head, 1):
+                return None  # (the marker that would make it a cut prelude is arriving)
+            return "sse"  # binary, refused as such
+        if cut is None and not final:
             return None
-        return "aws-eventstream" if could_be_prelude(head) else "sse"  # a torn prelude is a cut
+        return "aws-eventstream" if could_be_prelude(prelude) else "sse"  # a torn prelude is a cut
     first = head.lstrip(_BLANK)[:1]
     if first == b"[":
         return "json-array"

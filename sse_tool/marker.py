@@ -89,7 +89,7 @@ def parse(text: str) -> Marker | None:
         return Marker(NOTE, None, rest.strip())
     if kind == EXIT:
         code, _, reason = rest.partition(" ")
-        if code.isdigit() and len(code) <= 3 and 0 < int(code) < 256:
+        if code.isascii() and code.isdigit() and len(code) <= 3 and 0 < int(code) < 256:
             return Marker(EXIT, int(code), reason.strip())
     return None
 

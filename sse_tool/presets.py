@@ -155,7 +155,7 @@ def _reasoning(value: str | None) -> str | int | None:
     value = value.strip().lower()
     if value in ("off", "low", "medium", "high"):
         return value
-    if value.isdigit():
+    if value.isascii() and value.isdigit():
         return int(value)
     raise PresetError(f"--reasoning: expected off, low, medium, high or a token budget, got {value!r}")
 

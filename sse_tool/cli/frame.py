@@ -101,11 +101,11 @@ def frame(
             if not received:  # nothing at all: an earlier stage died without a word
                 stream_code, why = ExitCode.TRUNCATED, NO_STREAM
                 last = _record(stream_code, why)
+            elif passed_on is not None:  # (bytes after its marker are no attempt to judge)
+                stream_code, why = passed_on.code, passed_on.text
             elif end.truncated:
                 stream_code, why = ExitCode.TRUNCATED, f"truncated: {end.truncated} (at byte {end.offset})"
                 last = dumps(event_record(end.comment(), offsets=offsets))
-            elif passed_on is not None:
-                stream_code, why = passed_on.code, passed_on.text
             else:
                 continue
             # Ctrl-C ends a pipe quietly; a later stage of ours says the rest (in-band).

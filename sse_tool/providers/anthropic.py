@@ -170,10 +170,10 @@ class Anthropic:
             return [ToolCall(index, arguments=piece)]
         if kind == "signature_delta":
             signature = delta.get("signature")
-            return [Signature(signature, payload.get("index"))] if isinstance(signature, str) else []
+            return [Signature(signature, field(payload, "index", int))] if isinstance(signature, str) else []
         if kind == "citations_delta":
             citation = delta.get("citation")
-            return [_citation(citation, payload.get("index"))] if isinstance(citation, dict) else []
+            return [_citation(citation, field(payload, "index", int))] if isinstance(citation, dict) else []
         return []
 
     def _block_stop(self, payload: dict) -> list[Record]:

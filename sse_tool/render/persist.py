@@ -70,7 +70,7 @@ def remove_stale(path: str) -> None:
         return
     for entry in names:
         pid = entry[len(prefix):-len(suffix)]
-        if not (entry.startswith(prefix) and entry.endswith(suffix) and pid.isdigit()):
+        if not (entry.startswith(prefix) and entry.endswith(suffix) and pid.isascii() and pid.isdigit()):
             continue
         if int(pid) != os.getpid() and not _alive(int(pid)):
             try:

@@ -181,7 +181,7 @@ def _value(name: str, value: str):
 
 
 def _int(value: str) -> int:
-    if not value.isdigit():
+    if not (value.isascii() and value.isdigit()):  # (int() refuses "²", which isdigit takes)
         raise ValueError("expected a whole number")
     return int(value)
 

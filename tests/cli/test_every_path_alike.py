@@ -132,3 +132,15 @@ def test_a_recording_of_a_fetch_that_failed_before_its_body_is_no_stream_for_eve
     assert codes(inspected) == [3] and (report["verdict"], report["cause"]) == ("truncated", "network")
     checked = shell("$T check $F", path)
     assert codes(checked) == [3] and b"no stream arrived" in checked.stderr
+
+
+@pytest.mark.parametrize("after", [b"data: x", b"data: {\"a\"", b"event: ping\ndata: {}\n"])
+def test_bytes_after_an_exit_marker_leave_its_code_on_every_path(tmp_path, after):
+    # frame wrote its own cut (3) after the marker, so the pipe lost fetch's 7.
+    path = tmp_path / "failed.sse"
+    path.write_bytes(b"data: {\"choices\":[]}\n\n: sse-tool exit 7 fetch: boom\n" + after)
+    raw, piped, raw_code, piped_code = normalized_both_ways(path)
+    assert raw == piped and raw["exit"] == 7 and raw_code == piped_code == 7
+    render = shell("$T render < $F", path)
+    pipe = shell("$T frame < $F | $T normalize | $T render", path)
+    assert codes(render) == [7] and codes(pipe) == [7, 7, 7]

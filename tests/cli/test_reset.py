@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import subprocess
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from sse_tool.model import Delta, End, Reset, Status
 from sse_tool.pipeline import RecordReader
 from sse_tool.sse import SseComment, SseEvent, SseParser
@@ -84,3 +87,14 @@ def test_render_shows_only_the_new_attempt():
                             capture_output=True, env=env)
     answer = "".join(r.text for r in records([FULL]) if isinstance(r, Delta) and r.channel.value == "answer")
     assert result.returncode == 0 and result.stdout.decode().strip() == answer.strip()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=12), st.text(max_size=20))
+def test_any_text_after_exit_is_a_marker_or_an_ordinary_comment_never_a_crash(code, reason):
+    # "²" and "٣" are digits to str.isdigit; only ASCII digits make an exit code.
+    from sse_tool.marker import parse
+
+    marker = parse(f"sse-tool exit {code} {reason}")
+    assert marker is None or 0 < marker.code < 256
+    assert parse("sse-tool exit \u00b2 fetch: x") is None and parse("sse-tool exit \u0663 fetch: x") is None

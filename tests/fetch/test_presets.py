@@ -173,9 +173,11 @@ def test_params_set_nested_fields_and_null_removes_one():
     assert body(build("gemini", gen, ENV))["generationConfig"] == {"topK": 40}
 
 
-def test_bad_reasoning_levels_are_usage_errors():
+@pytest.mark.parametrize("level", ["extreme", "\u00b2", "\u0663", "-1"])
+def test_bad_reasoning_levels_are_usage_errors(level):
+    # ("²" and "٣" are digits to str.isdigit, not to int())
     with pytest.raises(PresetError):
-        build("openai", Generation("m", "p", reasoning="extreme"), ENV)
+        build("openai", Generation("m", "p", reasoning=level), ENV)
 
 
 # -- through the CLI, to a local server --------------------------------------------------

@@ -355,3 +355,26 @@ def test_frame_records_piped_to_normalize_give_what_normalize_gives_on_the_bytes
     cut_framed = run("frame", str(CUT))
     cut_piped = run("normalize", stdin=cut_framed.stdout)
     assert cut_piped.returncode == 3 and cut_piped.stdout == run("normalize", str(CUT)).stdout
+
+
+# -- every recorded event stream, cut at every byte, with the marker a failing stage writes ---
+
+from ..marks import spread  # noqa: E402
+from ..support import stream_files  # noqa: E402
+
+EVENT_STREAMS = [p for p in stream_files() if p.suffix == ".eventstream"]
+
+
+@pytest.mark.parametrize("path", spread(EVENT_STREAMS, 4, ids=lambda p: p.name))
+def test_every_cut_then_fetchs_exit_marker_gives_the_whole_messages_before_it_and_the_marker(path):
+    # What fetch writes when the body is cut at any byte: a line end, then its exit marker.
+    data = path.read_bytes()
+    messages = [m for m in parse(data)[0]]
+    for at in range(len(data) + 1):
+        cut = data[:at] + (b"\n" if at else b"") + EXIT
+        # (a message missing only its last byte, which is the LF fetch writes, is whole again)
+        before = [(m.event, m.offset) for m in messages if m.end <= at or cut[:m.end] == data[:m.end]]
+        sizes = (0, 1) if at < 40 or any(m.end == at for m in messages) else (0,)
+        for size in sizes:
+            kind, out, end = items(cut, size)
+            assert (kind, out, end) == ("aws-eventstream" if at else kind, before + [EXIT[2:-1].decode()], None), (at, size)

@@ -303,3 +303,17 @@ def test_an_error_event_without_json_data_is_an_error_though_the_turn_ends(data)
     end = read_records([stream])[-1]
     assert end.status is Status.ERROR
     assert end.error["message"] == (data.decode() or "an error event with no data")
+
+
+@pytest.mark.parametrize("kind, delta_fields", [("signature_delta", {"signature": "S"}),
+                                                ("citations_delta", {"citation": {"type": "web", "url": "u"}})])
+def test_a_block_index_of_the_wrong_type_is_bad_input(kind, delta_fields):
+    # (it was copied into the record: {"index": {}})
+    from sse_tool.errors import BadInput
+    from sse_tool.normalize import Normalizer
+    from sse_tool.sse import SseEvent
+
+    event = {"type": "content_block_delta", "index": {}, "delta": {"type": kind, **delta_fields}}
+    normalizer = Normalizer("anthropic")
+    with pytest.raises(BadInput, match="'index' must be an integer, not an object"):
+        normalizer.feed(SseEvent("content_block_delta", json.dumps(event), None, None, 0, 10))
