@@ -31,7 +31,9 @@ found here.
 
 Bad input: events that no adapter claims, events of another dialect than the one named,
 broken JSON, and a value of the wrong type (adapters raise ``BadInput``; the offset of
-the event is added here). An event with broken JSON just before a ``reset`` or ``exit``
+the event is added here). A failure said in text is no bad input: an SSE ``event: error``
+whose data is empty or plain text, and an AWS event-stream exception or error message
+(its text in a header or a plain payload), are the provider errors they stand for. An event with broken JSON just before a ``reset`` or ``exit``
 marker, or before a cut the framing found (``close``), is counted as part of that
 failure: its error is held until the next item shows which. One rule for every framing
 and every path: an NDJSON line an earlier stage cut reaches here whole-looking (the
