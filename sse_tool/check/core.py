@@ -67,7 +67,8 @@ class Checker:
     """Stage core: bytes in, findings out; ``close`` adds how the stream ended."""
 
     def __init__(self, provider: str = "auto", framing: str = "auto", *,
-                 max_event_size: int = DEFAULT_MAX_EVENT_SIZE, fast: bool = True) -> None:
+                 max_event_size: int = DEFAULT_MAX_EVENT_SIZE, fast: bool = True,
+                 per_rule: int | None = None) -> None:
         if provider != "auto" and provider not in PROVIDERS:
             raise ValueError(f"unknown provider {provider!r}")
         self.provider: str | None = None if provider == "auto" else provider
@@ -81,6 +82,12 @@ class Checker:
         self._undecided: list[bytes] = []  # chunks before the framing was known
         self._blocks = Blocks()
         self._queue: list[Finding] = []  # byte findings waiting for their event index
+        #: byte findings kept per rule at most (None: all). One per invalid byte would hold
+        #: memory in proportion to an event until its end is known; past the cap they are
+        #: counted in ``dropped`` (rule id -> count), for a report that shows that many.
+        self.per_rule = per_rule
+        self.dropped: dict[str, int] = {}
+        self._kept: dict[str, int] = {}
         self._buf = b""  # the input from offset _base on
         self._base = 0
         self._pending: list[bytes] = []  # chunks not yet joined into _buf
@@ -110,11 +117,11 @@ class Checker:
         if getattr(self._framer, "kind", None) in BINARY_FRAMINGS:
             # The byte rules (UTF-8, NUL, BOM) are about text; the framer checks its own.
             out = []
-            self._queue.clear()
+            self._forget_bytes()
         self._pending.append(chunk)
         out += self._scan_line_ends(chunk)
         if out:  # the queue stays in offset order (a NUL is found before a bad byte before it)
-            self._queue += out
+            self._queue += self._capped(out)
             self._queue.sort(key=_offset)
         out = []
         if items:
@@ -135,9 +142,9 @@ class Checker:
                 self._break(exc)
         if self.framing is None:  # blanks only: SSE, as the framer decided
             self.framing = getattr(self._framer, "kind", None) or "sse"
-            self._queue += self._scan_line_ends(b"")
+            self._queue += self._capped(self._scan_line_ends(b""))
         if self.framing in BINARY_FRAMINGS:  # decided only now (a torn first message)
-            self._queue.clear()
+            self._forget_bytes()
         self._take()
         if end is not None and end.items:  # what only the end made whole (a last JSON line)
             self._process(list(end.items), out)
@@ -322,6 +329,28 @@ class Checker:
             return
         self._rules.feed(index, event, data, records, out)
 
+    def _capped(self, found: list[Finding]) -> list[Finding]:
+        """``found`` less the findings of a rule past ``per_rule``, which are counted."""
+        limit = self.per_rule
+        if not limit:
+            return found
+        kept, counts, dropped = [], self._kept, self.dropped
+        for f in found:
+            rule = f.rule.id
+            n = counts.get(rule, 0)
+            if n < limit:
+                counts[rule] = n + 1
+                kept.append(f)
+            else:
+                dropped[rule] = dropped.get(rule, 0) + 1
+        return kept
+
+    def _forget_bytes(self) -> None:
+        """A binary framing: the byte findings (and their count) say nothing."""
+        self._queue.clear()
+        self._kept.clear()
+        self.dropped.clear()
+
     def _release(self, before: int | None, index: int) -> list[Finding]:
         """The queued byte findings before offset ``before`` (all, if None), now in event ``index``."""
         queue = self._queue
@@ -427,8 +456,8 @@ class NoStreamRecorded(Exception):
     """A recording of a fetch that failed before any byte of its body."""
 
 
-def check_recording(data: bytes, provider: str = "auto", *,
-                    max_event_size: int = DEFAULT_MAX_EVENT_SIZE) -> tuple[list[Finding], Checker | None]:
+def check_recording(data: bytes, provider: str = "auto", *, max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
+                    per_rule: int | None = None) -> tuple[list[Finding], Checker | None]:
     """Every finding for a ``fetch --record`` recording: its response head, then its body fed
     chunk by chunk as it arrived; lines are the recording's (of the header, of the chunk).
     Returns the findings and the checker that read the body (None for an error status)."""
@@ -450,7 +479,7 @@ def check_recording(data: bytes, provider: str = "auto", *,
     out = head_findings(rec, framing, head_line, header_lines)
     if rec.response.status >= 400:
         return out, None
-    checker = Checker(provider, max_event_size=max_event_size)
+    checker = Checker(provider, max_event_size=max_event_size, per_rule=per_rule)
     found: list[Finding] = []
     starts = []
     offset = 0

@@ -182,11 +182,13 @@ def _check_one(name: str, chunks, report: "_Report", provider: str, source: str,
             if not data:
                 raise _NoStream
             report.begin(name, plain=False)
-            found, checker = check_recording(data, provider, max_event_size=limit)
+            found, checker = check_recording(data, provider, max_event_size=limit, per_rule=report.max_per_rule)
             take(found)
+            report.left_out(checker.dropped if checker is not None else {}, skipped)
             report.end(_about(checker, "a recording"))
             return failed
-    checker = Checker(provider, source if source != "auto" else "auto", max_event_size=limit)
+    checker = Checker(provider, source if source != "auto" else "auto", max_event_size=limit,
+                      per_rule=report.max_per_rule)
     report.begin(name, plain=True)
     received = len(head)
     if head:
@@ -198,6 +200,7 @@ def _check_one(name: str, chunks, report: "_Report", provider: str, source: str,
         report.discard()
         raise _NoStream
     take(checker.close())
+    report.left_out(checker.dropped, skipped)
     report.end(_about(checker))
     return failed
 
@@ -267,6 +270,18 @@ class _Report:
             self._sarif += [(self._name, f, self._plain) for f in shown]
         else:
             self._rows += shown
+
+    def left_out(self, dropped: dict[str, int], skipped) -> None:
+        """The findings the checker counted past the cap instead of keeping them."""
+        from ..check import RULES
+
+        for rule_id, n in dropped.items():
+            if rule_id in skipped:
+                continue
+            severity = RULES[rule_id].severity
+            self._tally[severity] = self._tally.get(severity, 0) + n
+            self._seen[rule_id] = self._seen.get(rule_id, 0) + n
+            self._left_out += n
 
     def discard(self) -> None:
         self._rows = []

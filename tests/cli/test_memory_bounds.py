@@ -98,3 +98,25 @@ def test_memory_does_not_grow_with_the_number_of_deltas(stage):
     assert small[0] == large[0] == 0
     # what is kept is the text (render: 1.5 MB of answer), not 72 bytes a delta (100 MB)
     assert large[1] - small[1] < 24 * MiB, (small[1] / MiB, large[1] / MiB)
+
+
+def test_check_keeps_memory_bounded_by_the_findings_it_shows_not_by_those_it_counts():
+    # One line of invalid UTF-8: a finding per byte, none placed until the line's event ends.
+    # Past --max-per-rule they are counted, not kept (368 MB for 1 MB before).
+    small = peak_rss(["check"], b"\xff" * 1000, 100, head=b"data: ")
+    large = peak_rss(["check"], b"\xff" * 1000, 1000, head=b"data: ")
+    assert small[0] == large[0] == 10
+    assert large[1] - small[1] < 24 * MiB, (small[1] / MiB, large[1] / MiB)
+
+
+def test_check_counts_what_it_does_not_keep():
+    data = b"data: " + b"\xff" * 5000 + b"\x00" * 30 + b"\n\n"
+    runs = {}
+    for cap in ("20", "0"):
+        done = subprocess.run([sys.executable, "-m", "sse_tool", "check", "--format", "json", "--max-per-rule", cap],
+                              input=data, capture_output=True, env=clean_env(), timeout=60)
+        runs[cap] = done
+    shown, every = len(runs["20"].stdout.splitlines()), len(runs["0"].stdout.splitlines())
+    assert every >= 5000 + 30 and shown < 50  # a finding per bad byte, 20 of each rule shown
+    assert b"%d more findings not shown" % (every - shown) in runs["20"].stderr, runs["20"].stderr
+    assert runs["20"].returncode == runs["0"].returncode == 10
