@@ -21,7 +21,9 @@ class ServeProcess:
     def __init__(self, *args: str, env: dict | None = None, ready: bool = True) -> None:
         self.proc = subprocess.Popen(
             [*SSE_TOOL, "serve", "--port", "0", *args], stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=clean_env(**(env or {})),
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            # (a serve that will not stop dumps its threads' stacks on SIGABRT: see stop)
+            env=clean_env(PYTHONFAULTHANDLER="1", **(env or {})),
         )
         self.lines: list[str] = []
         self._seen = threading.Condition()
@@ -58,13 +60,24 @@ class ServeProcess:
             return "".join(self.lines)
 
     def stop(self) -> int:
+        """SIGINT, and the exit status; a serve still running 10 s later is a failure that
+        shows where each of its threads was (faulthandler's dump on SIGABRT)."""
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGINT)
         try:
             return self.proc.wait(10)
         except subprocess.TimeoutExpired:
-            self.proc.kill()
-            return self.proc.wait()
+            self.proc.send_signal(signal.SIGABRT)
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+            deadline = time.monotonic() + 5
+            with self._seen:
+                while "" not in self.lines and time.monotonic() < deadline:
+                    self._seen.wait(0.1)
+            raise AssertionError(f"serve did not stop within 10 s of SIGINT: {self.log()}")
         finally:
             self.proc.stdout.close()
 
