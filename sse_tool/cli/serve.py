@@ -213,24 +213,87 @@ def serve(
         from ..serve.deadline import with_head_deadline
         from ..serve.gate import Gate
 
-        sock = _bind(host, port)
-        bound = sock.getsockname()
-        shown = f"[{bound[0]}]" if ":" in bound[0] else bound[0]
-        hosts = _host_names(bound[0], shown, tuple(allow_host or ()))
-        origins = tuple(allow_origin or ())
-        gated = Gate(app, redactor=redactor, token=token, hosts=hosts, origins=origins,
-                     log=None if quiet else log)
-        log(f"listening on http://{shown}:{bound[1]}/ ({what}); Ctrl-C stops")
-        log(_who(token, hosts, origins))
-        protocol = with_head_deadline(head_seconds, None if quiet else log)
-        config = uvicorn.Config(gated, log_level="warning", access_log=False, lifespan="off",
-                                http=protocol, ws="none", loop="asyncio", server_header=False,
-                                timeout_graceful_shutdown=1, use_colors=False)
-        logging.getLogger("uvicorn.error").addFilter(QuietCuts())
-        uvicorn.Server(config).run(sockets=[sock])
+        with _CtrlC() as ctrl_c:
+            sock = _bind(host, port)
+            bound = sock.getsockname()
+            shown = f"[{bound[0]}]" if ":" in bound[0] else bound[0]
+            hosts = _host_names(bound[0], shown, tuple(allow_host or ()))
+            origins = tuple(allow_origin or ())
+            gated = Gate(app, redactor=redactor, token=token, hosts=hosts, origins=origins,
+                         log=None if quiet else log)
+            log(f"listening on http://{shown}:{bound[1]}/ ({what}); Ctrl-C stops")
+            log(_who(token, hosts, origins))
+            protocol = with_head_deadline(head_seconds, None if quiet else log)
+            config = uvicorn.Config(gated, log_level="warning", access_log=False, lifespan="off",
+                                    http=protocol, ws="none", loop="asyncio", server_header=False,
+                                    timeout_graceful_shutdown=1, use_colors=False)
+            logging.getLogger("uvicorn.error").addFilter(QuietCuts())
+            server = ctrl_c.server = uvicorn.Server(config)
+            if not ctrl_c.pressed:
+                server.run(sockets=[sock])
+        if ctrl_c.pressed:
+            raise KeyboardInterrupt
         return ExitCode.OK
 
     run_stage("serve", body)
+
+
+class _CtrlC:
+    """Ctrl-C for serve, while it holds: a flag the server stops on, not only an exception.
+
+    Python raises KeyboardInterrupt wherever the main thread is; inside a weakref callback
+    or a ``__del__`` (the event loop starting or closing) it is printed and dropped. Before
+    uvicorn took SIGINT, that left serve listening for ever; after, uvicorn raises the
+    signal again on its way out, and a dropped one made an interrupted serve exit 0. The
+    flag cannot be dropped: once the server exists, Ctrl-C only asks it to stop, and the
+    caller exits 130 when it has.
+    """
+
+    def __init__(self) -> None:
+        self.pressed = False
+        self.server = None
+        self._restore = None
+
+    def __enter__(self) -> "_CtrlC":
+        import signal
+        import sys
+
+        # only in place of KeyboardInterrupt: an ignored SIGINT stays ignored, and outside
+        # the main thread (where handlers cannot be set) the caller keeps its own handling
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            try:
+                signal.signal(signal.SIGINT, self)
+            except ValueError:
+                return self
+            hook = sys.unraisablehook
+            sys.unraisablehook = _quiet_dropped_interrupts(hook)
+            self._restore = hook
+        return self
+
+    def __exit__(self, *exc) -> None:
+        import signal
+        import sys
+
+        if self._restore is not None:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+            sys.unraisablehook, self._restore = self._restore, None
+
+    def __call__(self, signum, frame) -> None:
+        self.pressed = True
+        if self.server is None:
+            raise KeyboardInterrupt  # during set-up: end at once (were it dropped, the flag
+            # still keeps the server from starting)
+        self.server.should_exit = True
+
+
+def _quiet_dropped_interrupts(hook):
+    """The flag has the Ctrl-C a weakref callback dropped: no "Exception ignored" for it."""
+
+    def quiet(unraisable) -> None:
+        if not isinstance(unraisable.exc_value, KeyboardInterrupt):
+            hook(unraisable)
+
+    return quiet
 
 
 def _is_loopback(host: str) -> bool:

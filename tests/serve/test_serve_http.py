@@ -3,7 +3,9 @@ and the command's own refusals and exit codes."""
 
 from __future__ import annotations
 
+import random
 import re
+import time
 
 import httpx
 import pytest
@@ -149,6 +151,18 @@ def test_two_files_for_one_path_are_refused(tmp_path):
         (d / "x.sse").write_bytes(TEXT_SHORT)
     done = run("serve", "--port", "0", str(tmp_path / "x.sse"), str(tmp_path / "a" / "x.sse"))
     assert done.returncode == 2 and b"would both be served at /x" in done.stderr
+
+
+def test_ctrl_c_while_uvicorn_starts_exits_130_quietly():
+    """SIGINT in the moments after "listening on", while the event loop starts: the race
+    test_serve_ctrl_c.py shows without timing (a Ctrl-C dropped there left serve listening,
+    or exiting 0). Rare on any one machine; these tries keep the whole path honest."""
+    rng = random.Random(40)
+    for _ in range(20):
+        serve = ServeProcess("--speed", "0", str(FIXTURES / "anthropic" / "text-short.sse"))
+        time.sleep(rng.uniform(0, 0.04))
+        assert serve.stop() == 130, serve.log()
+        assert serve.log().count("\n") == 2, serve.log()  # "listening on" and who may call
 
 
 def test_ctrl_c_closes_open_streams_and_exits_130_quietly():
