@@ -10,7 +10,9 @@ SSE, ``LineEnds``; those two report offsets, which wait in a queue until the eve
 fall in (or before) is known. Each event the framer dispatches is judged in order:
 
 * its framing, from the raw bytes around it (``sse.Blocks`` for SSE; a line length for
-  NDJSON), so the checker keeps the bytes since the last event, and no more;
+  NDJSON), so the checker keeps the bytes since the last event, and no more (blocks that
+  dispatch no event, such as pings, are judged once 64 KiB of them wait: a stream of
+  nothing else keeps about that much);
 * its data as the dialect's JSON (``stream.payload``);
 * the provider's adapter (``providers/``, the one ``normalize`` uses) reads it, which gives
   the facts the rules share with normalize: whether the terminal event or an error has
@@ -26,6 +28,7 @@ order of their offsets, each with its line number (LF counted once per byte).
 
 from __future__ import annotations
 
+from collections import Counter
 from itertools import compress
 from operator import attrgetter
 
@@ -49,6 +52,8 @@ from .stream import (
 
 #: events held while guessing the provider (as normalize.MAX_UNRECOGNISED)
 MAX_UNRECOGNISED = 64
+#: bytes after the last event past which its gap's complete blocks are judged at once
+SETTLE_GAP = 64 * 1024
 
 #: provider -> the module of its rules (a class ``Rules`` with ``feed`` and ``close``)
 FAMILIES = {
@@ -82,15 +87,18 @@ class Checker:
         self._undecided: list[bytes] = []  # chunks before the framing was known
         self._blocks = Blocks()
         self._queue: list[Finding] = []  # byte findings waiting for their event index
-        #: byte findings kept per rule at most (None: all). One per invalid byte would hold
-        #: memory in proportion to an event until its end is known; past the cap they are
-        #: counted in ``dropped`` (rule id -> count), for a report that shows that many.
+        #: findings kept per rule at most (None: all). One per invalid byte, or per line of
+        #: a long event, would hold memory in proportion to the input; past the cap they
+        #: are counted in ``dropped``, for a report that shows that many. The byte findings
+        #: wait in the queue and are counted apart: they pass the cap twice.
         self.per_rule = per_rule
-        self.dropped: dict[str, int] = {}
-        self._kept: dict[str, int] = {}
+        self._kept: tuple[dict[str, int], dict[str, int]] = ({}, {})  # (found, queued) per rule
+        self._dropped: tuple[dict[str, int], dict[str, int]] = ({}, {})
         self._buf = b""  # the input from offset _base on
         self._base = 0
         self._pending: list[bytes] = []  # chunks not yet joined into _buf
+        self._pending_size = 0
+        self._settle_at = SETTLE_GAP  # see _settle
         self._gap = 0  # where the bytes before the next event start (the last event's end)
         self._held: list[tuple[int, object, int]] = []  # (index, event, gap) until recognised
         self._gave_up = False
@@ -119,21 +127,29 @@ class Checker:
             out = []
             self._forget_bytes()
         self._pending.append(chunk)
+        self._pending_size += len(chunk)
         out += self._scan_line_ends(chunk)
         if out:  # the queue stays in offset order (a NUL is found before a bad byte before it)
-            self._queue += self._capped(out)
+            self._queue += self._capped(out, queued=True)
             self._queue.sort(key=_offset)
-        out = []
+        out = self._capped([])
         if items:
             self._take()
             self._process(items, out)
+        settled = self._bytes_seen() - self._gap > self._settle_at and self._settle(out)
         out = self._emit(out)
-        if items:
+        if items or settled:
             self._trim()
         return out
 
+    @property
+    def dropped(self) -> dict[str, int]:
+        """The findings counted past ``per_rule`` instead of kept (rule id -> count)."""
+        found, queued = self._dropped
+        return {rule: found.get(rule, 0) + queued.get(rule, 0) for rule in {**found, **queued}}
+
     def close(self) -> list[Finding]:
-        out: list[Finding] = []
+        out = self._capped([])
         end = None
         if self._broken is None:
             try:
@@ -142,7 +158,7 @@ class Checker:
                 self._break(exc)
         if self.framing is None:  # blanks only: SSE, as the framer decided
             self.framing = getattr(self._framer, "kind", None) or "sse"
-            self._queue += self._capped(self._scan_line_ends(b""))
+            self._queue += self._capped(self._scan_line_ends(b""), queued=True)
         if self.framing in BINARY_FRAMINGS:  # decided only now (a torn first message)
             self._forget_bytes()
         self._take()
@@ -157,7 +173,7 @@ class Checker:
         if self.framing == "sse" and self._broken is None:
             self._blocks.tail(self._buf, self._base, self._gap, index, out)
         if self._broken is not None:  # what follows the break was not read: nothing is said of it
-            self._queue = [f for f in self._queue if f.offset < self._broken.offset]
+            self._unsay_from(self._broken.offset)
         out += self._release(None, index)
         out += self._ending(end, index)
         return self._emit(out, eof=self._base + len(self._buf))
@@ -195,16 +211,35 @@ class Checker:
         return []
 
     def _bytes_seen(self) -> int:
-        return self._base + len(self._buf) + sum(map(len, self._pending))
+        return self._base + len(self._buf) + self._pending_size
 
     def _take(self) -> None:
         if self._pending:
             self._buf = b"".join([self._buf, *self._pending])
             self._pending.clear()
+            self._pending_size = 0
+
+    def _settle(self, out: list[Finding]) -> bool:
+        """Judge the complete blocks after the last event now, not when the next event
+        comes, and say whether any were: a stream of blocks that dispatch nothing (pings,
+        comments) then keeps about ``SETTLE_GAP`` bytes, not all of them. A block still
+        growing is looked at again when the gap has doubled (linear cost)."""
+        if self.framing != "sse" or self._held or self._broken is not None:
+            return False
+        self._take()
+        gap = self._blocks.settle(self._buf, self._base, self._gap, self.events, out)
+        if gap == self._gap:
+            self._settle_at = 2 * (self._bytes_seen() - gap)
+            return False
+        out += self._release(gap, self.events)
+        self._gap = gap
+        self._settle_at = SETTLE_GAP
+        return True
 
     def _trim(self) -> None:
-        """Drop the bytes no finding can point into any more."""
-        keep = self._held[0][2] if self._held else self._gap
+        """Drop the bytes no finding can point into any more. The last byte stays (settled
+        blocks can end there): a finding at the end of the input is numbered by its line."""
+        keep = min(self._held[0][2] if self._held else self._gap, self._bytes_seen() - 1)
         cut = keep - self._base
         if cut <= 0:
             return
@@ -329,27 +364,36 @@ class Checker:
             return
         self._rules.feed(index, event, data, records, out)
 
-    def _capped(self, found: list[Finding]) -> list[Finding]:
-        """``found`` less the findings of a rule past ``per_rule``, which are counted."""
-        limit = self.per_rule
-        if not limit:
+    def _capped(self, found: list[Finding], queued: bool = False) -> list[Finding]:
+        """``found`` as a list that keeps what ``per_rule`` lets through, to add findings to."""
+        if not self.per_rule:
             return found
-        kept, counts, dropped = [], self._kept, self.dropped
-        for f in found:
-            rule = f.rule.id
-            n = counts.get(rule, 0)
-            if n < limit:
-                counts[rule] = n + 1
-                kept.append(f)
-            else:
-                dropped[rule] = dropped.get(rule, 0) + 1
+        kept = _Capped(self.per_rule, self._kept[queued], self._dropped[queued])
+        kept += found
         return kept
+
+    def _unsay_from(self, offset: int) -> None:
+        """Forget the byte findings from ``offset`` on, those counted past the cap too: the
+        bytes from the last event on (an element's end, ASCII) are scanned again for them."""
+        after = Counter(f.rule.id for f in self._queue if f.offset >= offset)
+        self._queue = [f for f in self._queue if f.offset < offset]
+        dropped = self._dropped[True]
+        if dropped:
+            rescan = ByteScan(self._gap)
+            for f in rescan.feed(self._buf[self._gap - self._base:]):
+                if f.offset >= offset:
+                    after[f.rule.id] -= 1
+            for rule, n in after.items():  # -n of them were counted past the cap
+                if n < 0 and rule in dropped:
+                    dropped[rule] += n
+                    if dropped[rule] <= 0:
+                        del dropped[rule]
 
     def _forget_bytes(self) -> None:
         """A binary framing: the byte findings (and their count) say nothing."""
         self._queue.clear()
-        self._kept.clear()
-        self.dropped.clear()
+        self._kept[True].clear()
+        self._dropped[True].clear()
 
     def _release(self, before: int | None, index: int) -> list[Finding]:
         """The queued byte findings before offset ``before`` (all, if None), now in event ``index``."""
@@ -393,9 +437,11 @@ class Checker:
         return out
 
     def _emit(self, out: list[Finding], eof: int | None = None) -> list[Finding]:
-        """Sort by offset and number the lines (the cursor only moves forward). The end of
-        the input (``eof``, once known) is on its last line, not on one after a final line
-        end: a report must not name a line the file does not have."""
+        """Sort by offset and number the lines (the cursor only moves forward; a finding
+        behind it, such as one said of the whole stream at offset 0, is numbered back from
+        it in the bytes still held). The end of the input (``eof``, once known) is on its
+        last line, not on one after a final line end: a report must not name a line the
+        file does not have."""
         if not out:
             return out
         out.sort(key=_offset)
@@ -407,9 +453,39 @@ class Checker:
             if upto > offset:
                 line += buf.count(b"\n", max(offset - base, 0), upto - base)
                 offset = upto
-            done.append(_new(Finding, (rule, at, event, message, line)))
+            if upto < offset:
+                number = 1 if upto <= 0 else line - buf.count(b"\n", max(upto - base, 0), offset - base)
+            else:
+                number = line
+            done.append(_new(Finding, (rule, at, event, message, number)))
         self._lines = (offset, line)
         return done
+
+
+class _Capped(list):
+    """Findings, at most ``limit`` of each rule; the rest are counted in ``dropped`` (the
+    counts are shared by every list of one checker)."""
+
+    def __init__(self, limit: int, kept: dict[str, int], dropped: dict[str, int]) -> None:
+        super().__init__()
+        self._limit, self._kept, self._dropped = limit, kept, dropped
+
+    def append(self, finding: Finding) -> None:
+        rule = finding[0].id
+        n = self._kept.get(rule, 0)
+        if n < self._limit:
+            self._kept[rule] = n + 1
+            list.append(self, finding)
+        else:
+            self._dropped[rule] = self._dropped.get(rule, 0) + 1
+
+    def extend(self, findings) -> None:
+        for finding in findings:
+            self.append(finding)
+
+    def __iadd__(self, findings):
+        self.extend(findings)
+        return self
 
 
 _EVENTS = {SseEvent}

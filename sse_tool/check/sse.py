@@ -17,6 +17,7 @@ may be half of a CRLF cut in two.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from bisect import bisect_right
 from functools import lru_cache
 from operator import attrgetter, sub
@@ -97,6 +98,10 @@ _LINE = re.compile(rb"([^\r\n]*)(\r\n|\r|\n)")
 _ODD_LINE = re.compile(rb"\n(?!data: |event: )([^\n]+)")
 _OFFSET, _END = attrgetter("offset"), attrgetter("end")
 _FIELDS = (b"data", b"event", b"id", b"retry")
+#: the field names a block without data is reported with, at most (then "...")
+_NAMES_SHOWN = 8
+#: how many bytes of lines _split holds as objects at once
+_WINDOW = 64 * 1024
 #: fetch --retry-partial's marker: sse-tool's own line, and what came before it in its
 #: block belongs to the attempt that was cut
 _RESET = (b": " + RESET_COMMENT.encode(), b":" + RESET_COMMENT.encode())
@@ -108,10 +113,26 @@ def _lines_end(buf: bytes, start: int, end: int) -> int:
     return max(buf.rfind(b"\n", start, end), buf.rfind(b"\r", start, end), start - 1) + 1
 
 
-def _split(buf: bytes, start: int, end: int) -> list[tuple[bytes, int, int]]:
+def _split(buf: bytes, start: int, end: int) -> Iterator[tuple[bytes, int, int]]:
     """(line, start, end) for each complete line of ``buf[start:end]`` (end includes its
-    line end); one C split when there is no CR, the line regex otherwise."""
+    line end), split ``_WINDOW`` bytes at a time: a region of a million short lines (one
+    event, or pings) is not a million objects at once."""
     end = _lines_end(buf, start, end)
+    while start < end:
+        stop = end
+        if end - start > _WINDOW:
+            stop = _lines_end(buf, start, start + _WINDOW)
+            if stop == start:  # one line longer than the window: up to its end
+                stop = _line_end_after(buf, start + _WINDOW, end)
+            elif buf[stop - 1] == 13 and buf[stop] == 10:  # a CRLF across the window's end
+                stop += 1
+        yield from _split_window(buf, start, stop)
+        start = stop
+
+
+def _split_window(buf: bytes, start: int, end: int) -> list[tuple[bytes, int, int]]:
+    """``_split`` of a region that ends with a line end: one C split when there is no CR,
+    the line regex otherwise."""
     if buf.find(b"\r", start, end) < 0:
         out = []
         pos = start
@@ -121,6 +142,14 @@ def _split(buf: bytes, start: int, end: int) -> list[tuple[bytes, int, int]]:
             pos = stop
         return out
     return [(m.group(1), m.start(), m.end()) for m in _LINE.finditer(buf, start, end)]
+
+
+def _line_end_after(buf: bytes, pos: int, end: int) -> int:
+    """Where the line that holds ``buf[pos]`` ends (with its line end), before ``end``."""
+    lf, cr = buf.find(b"\n", pos, end), buf.find(b"\r", pos, end)
+    if cr < 0 or 0 <= lf < cr:
+        return lf + 1
+    return cr + 2 if cr + 1 < end and buf[cr + 1] == 10 else cr + 1
 
 
 def unfinished(buf: bytes, start: int) -> int:
@@ -135,14 +164,6 @@ def unfinished(buf: bytes, start: int) -> int:
         elif begin is None:
             begin = m.start()
     return last if begin is None else begin
-
-
-def _after_reset(block: list) -> list:
-    """The lines of a block after the reset marker (all of them, without one)."""
-    for i in range(len(block) - 1, -1, -1):
-        if block[i][0] in _RESET:
-            return block[i + 1:]
-    return block
 
 
 @lru_cache(maxsize=256)  # a stream repeats its few wrong names
@@ -238,6 +259,10 @@ class LineEnds:
         return out
 
 
+#: what the gap before the next event begins with: the stream (a BOM may come first), the
+#: blank line that dispatched the last event, or a line (the blocks before were settled)
+_AT_STREAM_START, _AFTER_EVENT, _AT_LINE = range(3)
+
 _KIND = {b"\n": "lf", b"\r\n": "crlf", b"\r": "cr"}
 _NAME = {"lf": "LF", "crlf": "CRLF", "cr": "CR"}
 
@@ -250,17 +275,17 @@ class Blocks:
     def __init__(self) -> None:
         self.data_lines_only: Rule | None = None
         self._sticky_id = False  # an id: line set a non-empty last event id (openai-python)
-        self._started = False
+        self._gap_starts = _AT_STREAM_START  # what the next gap begins with
 
     def event(self, buf: bytes, base: int, gap: int, ev, index: int, out: list[Finding]) -> None:
         """Judge the gap ``buf[gap - base : ev.offset - base]`` and the event's lines."""
         s, e = ev.offset - base, ev.end - base
         g = gap - base
-        if not self._started:
-            self._started = True
-            if buf.startswith(BOM, g):
+        starts, self._gap_starts = self._gap_starts, _AFTER_EVENT
+        if starts != _AFTER_EVENT:  # lines before the first event, or after settled blocks
+            if starts == _AT_STREAM_START and buf.startswith(BOM, g):
                 g += len(BOM)
-            if s > g:  # lines before the first event
+            if s > g:
                 self._gap(buf, base, g, s, index, out, after_event=False)
         elif not (s - g == 1 and buf[g] == 10 or s - g == 2 and buf[g] == 13 and buf[g + 1] == 10):
             self._gap(buf, base, g, s, index, out, after_event=True)
@@ -276,8 +301,8 @@ class Blocks:
         be a finding, and counting the region's lines in C proves it. (The lines are data,
         event or blank lines; one data line an event and one blank line before each, so the
         counts add up only if no line is of any other kind.)"""
-        if not self._started:
-            return False  # the first event: a BOM, lines before it
+        if self._gap_starts != _AFTER_EVENT:
+            return False  # the first event (a BOM, lines before it), or after settled blocks
         g, end = gap - base, events[-1].end - base
         if buf.find(b"\r", g, end) >= 0:
             return False
@@ -300,8 +325,8 @@ class Blocks:
         return False. Then the events' lines are all that is judged, and of those only the
         lines that are not data or event lines can give a finding: a regex finds them
         (none, if the counts of lines add up), each judged as ``event`` judges it."""
-        if not self._started:
-            return False  # the first event: a BOM, lines before it
+        if self._gap_starts != _AFTER_EVENT:
+            return False  # the first event (a BOM, lines before it), or after settled blocks
         if self.data_lines_only is not None:  # every line is judged: only the plainest runs
             return self.plain_run(buf, base, gap, events)
         g, end = gap - base, events[-1].end - base
@@ -327,9 +352,30 @@ class Blocks:
         """At the end of input: the complete blocks after the last event (a block left
         without its blank line is the truncation, reported as such)."""
         g = gap - base
-        if not self._started and buf.startswith(BOM, g):
+        if self._gap_starts == _AT_STREAM_START and buf.startswith(BOM, g):
             g += len(BOM)
-        self._gap(buf, base, g, len(buf), index, out, after_event=self._started, tail=True)
+        self._gap(buf, base, g, len(buf), index, out, after_event=self._gap_starts == _AFTER_EVENT,
+                  tail=True)
+
+    def settle(self, buf: bytes, base: int, gap: int, index: int, out: list[Finding]) -> int:
+        """Judge the complete blocks of the gap that starts at ``gap`` (no event has ended
+        it yet), as the next event or the end would, and return where the rest begins:
+        after the last blank line, or ``gap`` if there is none. Blocks that dispatch no
+        event (pings, a stream of comments) need not wait in memory for the next event."""
+        g = gap - base
+        end = len(buf) - (buf[-1:] == b"\r")  # a last CR may be half of a CRLF
+        # a blank line is a line end right after another (CR LF being one): found in C, so
+        # that a long event still arriving costs no line objects each time it is looked at
+        at = max(buf.rfind(b"\n\n", g, end), buf.rfind(b"\n\r", g, end), buf.rfind(b"\r\r", g, end))
+        if at < 0:
+            return gap
+        stop = at + (3 if buf.startswith(b"\r\n", at + 1) else 2)
+        if self._gap_starts == _AT_STREAM_START and buf.startswith(BOM, g):
+            g += len(BOM)
+        self._gap(buf, base, g, stop, index, out, after_event=self._gap_starts == _AFTER_EVENT,
+                  tail=True)
+        self._gap_starts = _AT_LINE
+        return base + stop
 
     # -- internals ----------------------------------------------------------------------
 
@@ -353,40 +399,47 @@ class Blocks:
 
     def _gap(self, buf: bytes, base: int, g: int, s: int, index: int, out: list[Finding],
              after_event: bool, tail: bool = False) -> None:
-        lines = _split(buf, g, s)
-        if after_event and lines and not lines[0][0]:
-            lines = lines[1:]  # the blank line that dispatched the previous event
-        block: list = []
-        for t in lines:
-            if t[0]:
-                block.append(t)
-                continue
-            if block:
-                self._block(block, base, index, out)
-                block = []
+        # A block is judged when its blank line comes, from the line after its last reset
+        # marker (what came before belongs to the attempt that was cut) to its end: read
+        # twice, never held as a list of its lines.
+        begin = None  # where the current block's lines to judge begin (None: no block)
+        for line, start, after in _split(buf, g, s):
+            if line:
+                if begin is None or line in _RESET:
+                    begin = after if line in _RESET else start
+            elif after_event:
+                pass  # the blank line that dispatched the previous event
+            elif begin is not None:
+                self._block(buf, base, begin, start, index, out)
+                begin = None
             elif self._sticky_id:
-                out.append(BLANK_AFTER_ID.at(base + t[1], index,
+                out.append(BLANK_AFTER_ID.at(base + start, index,
                                              "a blank line that ends no event, after an id: was set"))
-        if block and not tail:  # lines of the event's own block, before its first field
-            for t in _after_reset(block):
+            after_event = False
+        if begin is not None and not tail:  # lines of the event's own block, before its first field
+            for t in _split(buf, begin, s):
                 self._line(t, base, index, out)
 
-    def _block(self, block: list, base: int, index: int, out: list[Finding]) -> None:
-        block = _after_reset(block)
-        if not block:  # only the marker (and the cut attempt's lines): sse-tool's, not the server's
+    def _block(self, buf: bytes, base: int, start: int, end: int, index: int, out: list[Finding]) -> None:
+        if start == end:  # only the marker (and the cut attempt's lines): sse-tool's, not the server's
             return
-        fields = []
-        for t in block:
+        names: dict[bytes, None] = {}  # the fields' names, in order, the first few
+        fields, more = 0, False
+        for t in _split(buf, start, end):
             name = self._line(t, base, index, out)
             if name is not None:
-                fields.append(name)
-        start = base + block[0][1]
+                fields += 1
+                if name == b"data" or name in names or len(names) < _NAMES_SHOWN:
+                    names[name] = None
+                else:
+                    more = True
         if not fields:
             note = ", after an id: was set (openai-python dispatches it)" if self._sticky_id else ""
-            out.append(COMMENT_ONLY_BLOCK.at(start, index, f"a block of only comment lines{note}"))
-        elif b"data" not in fields:
-            names = ", ".join(dict.fromkeys(f"{f.decode('utf-8', 'replace')}:" for f in fields))
-            out.append(BLOCK_WITHOUT_DATA.at(start, index, f"a block with only {names} lines dispatches no event"))
+            out.append(COMMENT_ONLY_BLOCK.at(base + start, index, f"a block of only comment lines{note}"))
+        elif b"data" not in names:
+            shown = ", ".join(f"{f.decode('utf-8', 'replace')}:" for f in names)
+            out.append(BLOCK_WITHOUT_DATA.at(base + start, index, f"a block with only {shown}"
+                                             f"{', ...' if more else ''} lines dispatches no event"))
 
     def _lines(self, buf: bytes, base: int, s: int, e: int, index: int, out: list[Finding]) -> None:
         data_lines = 0

@@ -156,9 +156,9 @@ class ByteScan:
 
     __slots__ = ("_pos", "_head", "_decoder")
 
-    def __init__(self) -> None:
-        self._pos = 0
-        self._head: bytes | None = b""  # the first bytes, until a BOM is decided
+    def __init__(self, start: int = 0) -> None:
+        self._pos = start  # (a scan from a later offset starts where no character is cut)
+        self._head: bytes | None = b"" if start == 0 else None  # the first bytes, until a BOM is decided
         self._decoder = getincrementaldecoder("utf-8")()  # strict: errors raise
 
     def feed(self, chunk: bytes) -> list[Finding]:

@@ -32,7 +32,11 @@ SIZES = (1, 7, 64, 4096)
 
 
 def outcome(chunks, fast: bool, provider: str = "auto"):
-    checker = Checker(provider, fast=fast)
+    return findings_of(Checker(provider, fast=fast), chunks)
+
+
+def findings_of(checker: Checker, chunks):
+    """The findings as tuples, or those before bad input and the error."""
     found = []
     try:
         for chunk in chunks:

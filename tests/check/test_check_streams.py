@@ -10,6 +10,7 @@ import json
 import pytest
 
 from sse_tool.check import Checker, Severity, check
+from sse_tool.marker import reset_after
 
 from ..support import FIXTURES, SAMPLES, stream_files
 from ..normalize.test_every_cut_normalize import cuts_for
@@ -68,3 +69,17 @@ def test_a_stream_cut_anywhere_gives_at_most_its_truncation_findings_beyond_the_
     for cut in cuts_for(data):
         extra = [f for f in check(data[:cut]) if f.key() not in whole]
         assert all(f.rule.truncation for f in extra), (cut, extra)
+
+
+@pytest.mark.parametrize("path", [p for p in FILES if p.values[0].suffix == ".sse"
+                                  and status_of(p.values[0]) == "complete" and b"\r" not in p.values[0].read_bytes()])
+def test_a_retry_after_a_cut_in_the_first_event_gives_the_findings_of_the_stream(path):
+    """``fetch --retry-partial`` writes the cut attempt, the reset marker, then the retried
+    stream: what came before the marker in its block is the cut attempt's, not a finding.
+    (A cut inside a character leaves invalid UTF-8 on the wire, which is said.)"""
+    data = path.read_bytes()
+    want = [(f.rule.id, f.message) for f in check(data)]
+    for cut in range(1, data.index(b"\n\n") + 1):
+        if not 0x80 <= data[cut] < 0xC0:
+            retried = data[:cut] + reset_after(data[cut - 1:cut]) + data
+            assert [(f.rule.id, f.message) for f in check(retried)] == want, f"cut at byte {cut}"

@@ -109,6 +109,21 @@ def test_check_keeps_memory_bounded_by_the_findings_it_shows_not_by_those_it_cou
     assert large[1] - small[1] < 24 * MiB, (small[1] / MiB, large[1] / MiB)
 
 
+@pytest.mark.parametrize("piece", [b": ping\n\n", b"id: 7\n\n", b"foo: x\n", b"id:\n", b"data:\n"],
+                         ids=["pings", "blocks-without-data", "unknown-fields-in-one-event",
+                              "one-block-of-id-lines", "one-event-of-data-lines"])
+def test_check_keeps_no_memory_per_line_or_per_block(piece):
+    # Blocks after the last event were kept until the next one, then split into a list of
+    # lines with a finding each (270 MB for 500,000 pings); a long event's lines too
+    # (400 MB for a million unknown fields). Now about 64 KiB of lines at a time, blocks
+    # judged as they complete, and findings past --max-per-rule counted.
+    head = b'data: {"type":"message_start","message":{}}\n\n'
+    small = peak_rss(["check"], piece * 1000, 100, head=head, tail=b"data: {}\n\n")
+    large = peak_rss(["check"], piece * 1000, 1000, head=head, tail=b"data: {}\n\n")
+    assert small[0] == large[0] == 10
+    assert large[1] - small[1] < 24 * MiB, (small[1] / MiB, large[1] / MiB)
+
+
 def test_check_counts_what_it_does_not_keep():
     data = b"data: " + b"\xff" * 5000 + b"\x00" * 30 + b"\n\n"
     runs = {}
