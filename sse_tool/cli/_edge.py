@@ -222,11 +222,17 @@ class Output:
 
 
 def pass_note(out: Output, text: str) -> None:
-    """An earlier stage's note ("STAGE: TEXT") that this stage passes on in-band: said on
-    stderr too when no later stage will show it (as that stage would have said it)."""
+    """An earlier stage's note that this stage passes on in-band: said on stderr too when
+    no later stage will show it."""
     if not out.read_by_a_stage():
-        stage, sep, rest = text.partition(": ")
-        warn(stage if sep else "?", rest if sep else text)
+        say_note(text)
+
+
+def say_note(text: str) -> None:
+    """An earlier stage's note ("STAGE: TEXT"), said as that stage would have said it (a
+    note without a stage, from another tool, as "sse-tool: TEXT")."""
+    stage, sep, rest = text.partition(": ")
+    warn(stage if sep else "", rest if sep else text)
 
 
 def end_exit_code(end: End, strict: bool = False) -> ExitCode:

@@ -4,8 +4,8 @@ Three mechanisms keep ``check`` from holding memory per line or per finding: the
 blocks after the last event are judged once ``SETTLE_GAP`` bytes of them wait (not when
 the next event comes), regions are split into lines ``_WINDOW`` bytes at a time, and past
 ``per_rule`` findings are counted, not kept. With the first two forced to their smallest
-(settle at every chunk, windows of a few bytes) every fixture, cut anywhere and in several
-chunk sizes, and streams built from the pieces that matter (pings, blocks without data,
+(settle at every chunk, windows of a few bytes) every fixture, cut in two where a cut can
+matter (a sample of them) and in several chunk sizes, and streams built from the pieces that matter (pings, blocks without data,
 blank lines after an id, CR and CRLF, the reset marker, a BOM), give exactly the findings
 of the default; with a cap, the findings kept are the first of each rule and the others
 are counted.
@@ -65,7 +65,7 @@ def chunkings(data: bytes):
         if size == 1 and len(data) > 20_000:
             continue
         yield f"chunks of {size}", [data[i:i + size] for i in range(0, len(data), size)]
-    for cut in cuts_for(data)[::3]:
+    for cut in cuts_for(data)[::6]:
         yield f"cut at byte {cut}", [data[:cut], data[cut:]]
 
 
@@ -82,7 +82,7 @@ def test_a_recorded_stream_gives_the_same_findings_with_the_bounds_at_their_smal
             assert at_smallest(chunks, "auto", settle, window) == in_order(outcome(chunks)), how
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(streams, st.lists(st.integers(min_value=0, max_value=400), max_size=6),
        st.sampled_from(["auto", "openai", "anthropic", "gemini"]), st.sampled_from(SMALLEST))
 def test_any_stream_gives_the_same_findings_with_the_bounds_at_their_smallest(data, cuts, provider, smallest):
@@ -93,7 +93,7 @@ def test_any_stream_gives_the_same_findings_with_the_bounds_at_their_smallest(da
 
 def assert_capped_as_shown(chunks, provider: str = "auto") -> None:
     every, _ = outcome(chunks, provider)
-    if len(every) == 4 and every[1] == "bad input":
+    if isinstance(every, tuple):  # bad input
         return
     for cap in (1, 3):
         kept, dropped = outcome(chunks, provider, per_rule=cap)

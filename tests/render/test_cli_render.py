@@ -228,3 +228,11 @@ def test_a_note_of_an_earlier_stage_is_said_on_stderr_as_that_stage_would():
                          delta("Hi"), end()))
     assert r.returncode == 0 and r.stdout == b"Hi\n"
     assert r.stderr.decode() == "sse-tool fetch: HTTP 429; retry 1/2 in 1s (backoff)\n"
+
+
+@pytest.mark.parametrize("stage", ["render", "normalize", "frame"])
+def test_a_note_without_a_stage_is_said_as_sse_tool_s_own(stage):
+    """A note marker written by hand or by another tool names no stage: not "sse-tool ?:"."""
+    done = subprocess.run([*SSE_TOOL, stage], input=b": sse-tool note hello there\n\n", capture_output=True,
+                          env=clean_env(), timeout=30)
+    assert done.stderr.decode().splitlines()[0] == "sse-tool: hello there"
