@@ -92,8 +92,7 @@ class Checker:
         #: are counted in ``dropped``, for a report that shows that many. The byte findings
         #: wait in the queue and are counted apart: they pass the cap twice.
         self.per_rule = per_rule
-        self._kept: tuple[dict[str, int], dict[str, int]] = ({}, {})  # (found, queued) per rule
-        self._dropped: tuple[dict[str, int], dict[str, int]] = ({}, {})
+        self._found, self._queued = _Tally(), _Tally()
         self._buf = b""  # the input from offset _base on
         self._base = 0
         self._pending: list[bytes] = []  # chunks not yet joined into _buf
@@ -145,7 +144,7 @@ class Checker:
     @property
     def dropped(self) -> dict[str, int]:
         """The findings counted past ``per_rule`` instead of kept (rule id -> count)."""
-        found, queued = self._dropped
+        found, queued = self._found.dropped, self._queued.dropped
         return {rule: found.get(rule, 0) + queued.get(rule, 0) for rule in {**found, **queued}}
 
     def close(self) -> list[Finding]:
@@ -368,7 +367,7 @@ class Checker:
         """``found`` as a list that keeps what ``per_rule`` lets through, to add findings to."""
         if not self.per_rule:
             return found
-        kept = _Capped(self.per_rule, self._kept[queued], self._dropped[queued])
+        kept = _Capped(self.per_rule, self._queued if queued else self._found)
         kept += found
         return kept
 
@@ -377,7 +376,7 @@ class Checker:
         bytes from the last event on (an element's end, ASCII) are scanned again for them."""
         after = Counter(f.rule.id for f in self._queue if f.offset >= offset)
         self._queue = [f for f in self._queue if f.offset < offset]
-        dropped = self._dropped[True]
+        dropped = self._queued.dropped
         if dropped:
             rescan = ByteScan(self._gap)
             for f in rescan.feed(self._buf[self._gap - self._base:]):
@@ -392,8 +391,7 @@ class Checker:
     def _forget_bytes(self) -> None:
         """A binary framing: the byte findings (and their count) say nothing."""
         self._queue.clear()
-        self._kept[True].clear()
-        self._dropped[True].clear()
+        self._queued = _Tally()
 
     def _release(self, before: int | None, index: int) -> list[Finding]:
         """The queued byte findings before offset ``before`` (all, if None), now in event ``index``."""
@@ -462,22 +460,34 @@ class Checker:
         return done
 
 
-class _Capped(list):
-    """Findings, at most ``limit`` of each rule; the rest are counted in ``dropped`` (the
-    counts are shared by every list of one checker)."""
+class _Tally:
+    """Per rule, the findings a checker kept and those it counted past the cap."""
 
-    def __init__(self, limit: int, kept: dict[str, int], dropped: dict[str, int]) -> None:
+    __slots__ = ("kept", "dropped")
+
+    def __init__(self) -> None:
+        self.kept: dict[str, int] = {}
+        self.dropped: dict[str, int] = {}
+
+
+class _Capped(list):
+    """Findings, at most ``limit`` of each rule; the rest are counted in the tally (shared
+    by every list of one checker)."""
+
+    def __init__(self, limit: int, tally: _Tally) -> None:
         super().__init__()
-        self._limit, self._kept, self._dropped = limit, kept, dropped
+        self._limit, self._tally = limit, tally
 
     def append(self, finding: Finding) -> None:
         rule = finding[0].id
-        n = self._kept.get(rule, 0)
+        kept = self._tally.kept
+        n = kept.get(rule, 0)
         if n < self._limit:
-            self._kept[rule] = n + 1
+            kept[rule] = n + 1
             list.append(self, finding)
         else:
-            self._dropped[rule] = self._dropped.get(rule, 0) + 1
+            dropped = self._tally.dropped
+            dropped[rule] = dropped.get(rule, 0) + 1
 
     def extend(self, findings) -> None:
         for finding in findings:

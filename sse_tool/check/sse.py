@@ -351,11 +351,7 @@ class Blocks:
     def tail(self, buf: bytes, base: int, gap: int, index: int, out: list[Finding]) -> None:
         """At the end of input: the complete blocks after the last event (a block left
         without its blank line is the truncation, reported as such)."""
-        g = gap - base
-        if self._gap_starts == _AT_STREAM_START and buf.startswith(BOM, g):
-            g += len(BOM)
-        self._gap(buf, base, g, len(buf), index, out, after_event=self._gap_starts == _AFTER_EVENT,
-                  tail=True)
+        self._blocks_before(buf, base, gap - base, len(buf), index, out)
 
     def settle(self, buf: bytes, base: int, gap: int, index: int, out: list[Finding]) -> int:
         """Judge the complete blocks of the gap that starts at ``gap`` (no event has ended
@@ -370,12 +366,15 @@ class Blocks:
         if at < 0:
             return gap
         stop = at + (3 if buf.startswith(b"\r\n", at + 1) else 2)
-        if self._gap_starts == _AT_STREAM_START and buf.startswith(BOM, g):
-            g += len(BOM)
-        self._gap(buf, base, g, stop, index, out, after_event=self._gap_starts == _AFTER_EVENT,
-                  tail=True)
+        self._blocks_before(buf, base, g, stop, index, out)
         self._gap_starts = _AT_LINE
         return base + stop
+
+    def _blocks_before(self, buf: bytes, base: int, g: int, stop: int, index: int, out: list[Finding]) -> None:
+        """Judge the complete blocks of the gap from ``g`` to ``stop``, where no event follows."""
+        if self._gap_starts == _AT_STREAM_START and buf.startswith(BOM, g):
+            g += len(BOM)
+        self._gap(buf, base, g, stop, index, out, after_event=self._gap_starts == _AFTER_EVENT, tail=True)
 
     # -- internals ----------------------------------------------------------------------
 
@@ -405,8 +404,10 @@ class Blocks:
         begin = None  # where the current block's lines to judge begin (None: no block)
         for line, start, after in _split(buf, g, s):
             if line:
-                if begin is None or line in _RESET:
-                    begin = after if line in _RESET else start
+                if line in _RESET:
+                    begin = after
+                elif begin is None:
+                    begin = start
             elif after_event:
                 pass  # the blank line that dispatched the previous event
             elif begin is not None:

@@ -8,6 +8,8 @@ stderr. uvicorn (and, for the relay, httpx) is imported only when the command ru
 from __future__ import annotations
 
 import os
+import signal
+import sys
 from enum import Enum
 from typing import List, Optional
 from urllib.parse import urlsplit
@@ -255,9 +257,6 @@ class _CtrlC:
         self._restore = None
 
     def __enter__(self) -> "_CtrlC":
-        import signal
-        import sys
-
         # only in place of KeyboardInterrupt: an ignored SIGINT stays ignored, and outside
         # the main thread (where handlers cannot be set) the caller keeps its own handling
         if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
@@ -271,9 +270,6 @@ class _CtrlC:
         return self
 
     def __exit__(self, *exc) -> None:
-        import signal
-        import sys
-
         if self._restore is not None:
             signal.signal(signal.SIGINT, signal.default_int_handler)
             sys.unraisablehook, self._restore = self._restore, None
