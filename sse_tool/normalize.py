@@ -67,7 +67,7 @@ from .eventstream import failure_payload
 from .marker import EXIT, NO_STREAM, NOTE, parse
 from .model import End, Note, Record, Reset, Status
 from .providers import PROVIDERS, recognise
-from .providers.errors import error_event
+from .providers.errors import error_event, plain_text
 from .sse import FrameEnd, SseComment, SseEvent
 
 #: events held while guessing the provider before giving up
@@ -81,12 +81,12 @@ def parse_payload(event: SseEvent):
         data = decode_field(data)
     if data.rstrip() == "[DONE]":  # the OpenAI sentinel looks like JSON but is not (the
         return "[DONE]"            # SDKs take it with whitespace after it too)
-    if data[:1] in ("{", "[") or data[:1].isspace():
-        try:
-            return orjson.loads(data)
-        except orjson.JSONDecodeError as exc:
-            raise BadInput(f"event {event.event!r} has broken JSON data: {exc}", event.offset) from None
-    return data
+    if plain_text(data):
+        return data
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        raise BadInput(f"event {event.event!r} has broken JSON data: {exc}", event.offset) from None
 
 
 #: the end record's detail when no event arrived (": WHY" follows when the input was cut)

@@ -349,7 +349,7 @@ class Checker:
         if type(data) is not dict:
             data = failure_payload(event, text)  # an event-stream failure said in text
         if type(data) is not dict:
-            data = payload(text, self.provider, event.offset, index, out)
+            data = payload(text, self.provider, event.offset, index, out, event.event)
             if data is NOT_JSON:
                 return
         adapter = self._adapter

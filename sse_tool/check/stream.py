@@ -14,6 +14,7 @@ from codecs import getincrementaldecoder
 import orjson
 
 from ..decode import BOM
+from ..providers.errors import error_event, plain_text
 from .rules import ERROR, NOTE, WARNING, Finding, rule
 
 BOM_AT_START = rule(
@@ -67,7 +68,7 @@ NO_TERMINAL = rule(
     tell a complete answer from a cut one, and strict clients report an error (a gateway
     that re-labels a cut stream as finished shows half an answer as complete:
     BerriAI/litellm#40260). Not reported after the provider's error event, which ends a
-    stream on its own.""",
+    stream on its own (an `event: error` in plain text too).""",
     truncation=True,
 )
 AFTER_TERMINAL = rule(
@@ -84,7 +85,10 @@ DATA_NOT_JSON = rule(
     """Every LLM dialect here sends one JSON object per event (OpenAI's `[DONE]` aside), and
     the SDKs parse every event they dispatch: openai-python and anthropic-sdk-python call
     json.loads (JSONDecodeError), google-genai raises "Failed to parse response as JSON",
-    openai-node fails in JSON.parse. Empty data (`data:` alone) is not JSON either.""",
+    openai-node fails in JSON.parse. Empty data (`data:` alone) is not JSON either. An
+    `event: error` in plain text (as some proxies write it) is still the stream's error, its
+    text the message, as normalize and anthropic-sdk-python read it; the openai SDKs fail on
+    it with a JSON error instead of raising the API error.""",
     ("openai-python", "anthropic-sdk-python", "google-genai", "openai-node"),
 )
 DONE_WITH_SPACES = rule(
@@ -206,15 +210,20 @@ def long_line(length: int, offset: int, event: int) -> Finding | None:
     return None
 
 
-def payload(data: str, provider: str, offset: int, event: int, out: list[Finding]):
+def payload(data: str, provider: str, offset: int, event: int, out: list[Finding], name: str = "message"):
     """The event's data as the dialect's JSON object, or ``NOT_JSON`` (reported in ``out``).
 
     OpenAI's ``[DONE]`` sentinel is returned as the string; so is it on the Responses
-    endpoint, where OpenRouter appends it."""
+    endpoint, where OpenRouter appends it. An error event (``name``) in plain text is the
+    error object it stands for, as normalize reads it: the stream's end, not a cut."""
     if provider in ("openai", "openai-responses") and data.rstrip() == "[DONE]":
         if data != "[DONE]":
             out.append(DONE_WITH_SPACES.at(offset, event, f"data {_quote(data)}: [DONE] with whitespace after it"))
         return "[DONE]"
+    if name == "error" and plain_text(data):
+        what = f"an error event in plain text ({_quote(data)})" if data else "an error event with no data"
+        out.append(DATA_NOT_JSON.at(offset, event, f"{what}, not JSON: read as the provider's error, the stream's end"))
+        return error_event(data)
     first = data[:1]
     if first == ":":  # a comment sent as data: its own rule, in the SSE family
         from .sse import DATA_COMMENT

@@ -20,6 +20,13 @@ _ERROR_KEYS = frozenset({"message", "detail", "request_id", "code", "status", "t
                          "object", "title", "instance"})
 
 
+def plain_text(data: str) -> bool:
+    """Whether an event's data is read as text, not JSON: what does not start as a JSON
+    object or array (or with whitespace, before one) is taken as it was written."""
+    first = data[:1]
+    return first != "{" and first != "[" and not first.isspace()
+
+
 def error_event(text: str) -> dict:
     """An SSE ``event: error`` whose data is no JSON object (empty, or plain text, as a
     proxy writes it) as the error object it stands for: the SDKs raise on it too."""

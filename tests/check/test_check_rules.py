@@ -397,3 +397,32 @@ def test_tool_arguments_that_are_json_but_not_an_object_break_their_rule(argumen
     bedrock_found = findings(bedrock(B_START, B_TOOL, ("contentBlockDelta", {"contentBlockIndex": 1, "delta": {
         "toolUse": {"input": arguments}}}), B_STOP1, B_END, B_META))
     assert [f.rule.id for f in bedrock_found] == ["bedrock.tool-input"], bedrock_found
+
+
+@pytest.mark.parametrize("stream", [sse(HEAD, TEXT), anthropic(START, BLOCK, TEXT_DELTA)], ids=["openai", "anthropic"])
+@pytest.mark.parametrize("data, message", [("Overloaded", "Overloaded"), ("upstream timed out: 504", None),
+                                           ('"quoted"', None), ("", "an error event with no data")])
+def test_an_error_event_in_plain_text_ends_the_stream_as_normalize_reads_it(stream, data, message):
+    # a proxy's `event: error` with text: one finding, and no "no terminal event", for it is
+    # the stream's end, as normalize (and anthropic-sdk-python) read it, not a cut
+    from sse_tool import End, Status, records
+
+    broken = stream + f"event: error\ndata: {data}\n\n".encode()
+    found = findings(broken)
+    assert [f.rule.id for f in found] == ["stream.data-not-json"], found
+    assert "error event" in found[0].message and found[0].offset == len(stream)
+    end = list(records([broken]))[-1]
+    assert isinstance(end, End) and end.status is Status.ERROR
+    assert end.error["message"] == (message or data)
+
+
+@pytest.mark.parametrize("data", ["{oops", "[1, 2", " text after a space"])
+def test_an_error_event_of_broken_json_is_broken_not_the_end(data):
+    # data that starts as JSON is read as JSON (normalize: bad input), so the stream is still
+    # unfinished; only text is read as the error's message
+    from sse_tool import End, Status, records
+
+    broken = sse(HEAD, TEXT) + f"event: error\ndata: {data}\n\n".encode()
+    assert [f.rule.id for f in findings(broken)] == ["stream.data-not-json", "stream.no-terminal-event"]
+    end = list(records([broken]))[-1]
+    assert isinstance(end, End) and end.status is Status.INVALID
