@@ -9,6 +9,7 @@ come, a table per input, one SARIF log at the end) and exits 10 when a finding r
 
 from __future__ import annotations
 
+import io
 import sys
 from collections import Counter
 from enum import Enum
@@ -229,7 +230,6 @@ class _Report:
         self._seen: dict[str, int] = {}
         self._left_out = 0
         self._tally: dict = {}
-        self._console = None
 
     def begin(self, name: str, plain: bool) -> None:
         self._name, self._plain = name, plain
@@ -293,15 +293,9 @@ class _Report:
             return
         from ..check import report
 
-        console = self._console_()
-        if console.is_terminal:
-            report.table(console, self._name, self._rows, about, self._tally, self._left_out)
-            return
-        # into a pipe or a file: one line per finding, whatever its length (for grep), and
-        # no padding at the ends of lines
-        with console.capture() as captured:
-            report.table(console, self._name, self._rows, about, self._tally, self._left_out)
-        self.out.send("".join(line.rstrip() + "\n" for line in captured.get().splitlines()).encode())
+        # into a pipe or a file, one line per finding, whatever its length (for grep)
+        _print_table(self.out, lambda console: report.table(console, self._name, self._rows, about,
+                                                             self._tally, self._left_out), width=100_000)
 
     def finish(self) -> None:
         if self.fmt == "sarif":
@@ -309,14 +303,22 @@ class _Report:
 
             self.out.send(orjson.dumps(report.sarif(self._sarif), option=orjson.OPT_INDENT_2) + b"\n")
 
-    def _console_(self):
-        if self._console is None:
-            from rich.console import Console
 
-            self._console = Console(file=sys.stdout, highlight=False, soft_wrap=False)
-            if not self._console.is_terminal:
-                self._console.width = 100_000  # a table as wide as its rows
-        return self._console
+
+def _print_table(out: Output, draw, width: int | None = None) -> None:
+    """A rich table (``draw(console)``): on a terminal in colour, as rich decides from
+    NO_COLOR and FORCE_COLOR; into a pipe or a file plain text whatever they say, ``width``
+    columns wide (rich's default, COLUMNS or 80, if None), no padding at the ends of lines,
+    and written through ``out``, so that a full or closed stdout is exit 11 as for the
+    other formats."""
+    from rich.console import Console
+
+    if sys.stdout.isatty():
+        draw(Console(file=sys.stdout, highlight=False, soft_wrap=False))
+        return
+    text = io.StringIO()
+    draw(Console(file=text, highlight=False, soft_wrap=False, color_system=None, width=width))
+    out.send("".join(line.rstrip() + "\n" for line in text.getvalue().splitlines()).encode())
 
 
 def _list_rules(out: Output, fmt: str) -> int:
@@ -330,7 +332,5 @@ def _list_rules(out: Output, fmt: str) -> int:
     elif fmt == "github":
         out.send("".join(f"{r.id}\t{r.severity.label}\t{r.summary}\n" for r in RULES.values()).encode())
     else:
-        from rich.console import Console
-
-        report.rules_table(Console(file=sys.stdout, highlight=False))
+        _print_table(out, report.rules_table)
     return ExitCode.OK

@@ -122,9 +122,8 @@ class _Writer:
             elif type(record) is Reset:  # the refusing attempt, if any, is void
                 self.refused = False
             elif isinstance(record, End):
-                if self.strict and record.exit is None and (
-                        stopped_early(record.stop_reason)
-                        or self.refused and record.status is Status.COMPLETE):
+                if self.strict and record.exit is None and record.status is Status.COMPLETE and (
+                        stopped_early(record.stop_reason) or self.refused):
                     record = record._replace(exit=ExitCode.STOPPED_EARLY)  # later stages exit 9 too
                 self.end = record
                 if _may_say(record) or self.refused:

@@ -235,6 +235,21 @@ def test_rules_lists_every_rule_in_each_format():
     _validate(json.loads(run("--rules", "-f", "sarif").stdout))
 
 
+@pytest.mark.parametrize("unbuffered", [False, True])
+@pytest.mark.parametrize("args", [[str(TRUNCATED)], ["--rules"]], ids=["table", "rules"])
+def test_a_full_stdout_is_the_quiet_output_error_11(args, unbuffered):
+    # rich once wrote the table to sys.stdout itself, which a write-through stdout (as
+    # PYTHONUNBUFFERED makes it) turned into an internal error, exit 1
+    env = clean_env()
+    if unbuffered:
+        env["PYTHONUNBUFFERED"] = "1"
+    else:
+        env.pop("PYTHONUNBUFFERED", None)
+    with open("/dev/full", "wb") as full:
+        done = subprocess.run([*SSE_TOOL, "check", *args], stdout=full, stderr=subprocess.PIPE, env=env, timeout=60)
+    assert done.returncode == ExitCode.OUTPUT == 11 and done.stderr == b"", done.stderr
+
+
 def test_findings_come_out_through_a_real_pipe_before_the_stream_ends():
     env = clean_env()
     env.pop("PYTHONUNBUFFERED", None)

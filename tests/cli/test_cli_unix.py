@@ -395,3 +395,15 @@ def test_a_stage_widens_the_pipe_it_writes_into_and_writes_the_same_through_it(s
     finally:
         os.close(read_end)
     assert out == in_utf8(tuple(stage))
+
+
+@pytest.mark.parametrize("variables", [{}, {"FORCE_COLOR": "1"}, {"FORCE_COLOR": "1", "NO_COLOR": "1"}],
+                         ids=["plain", "force", "force-and-no"])
+def test_check_colours_its_table_on_a_terminal_only(variables):
+    code, out = on_a_terminal("check", str(CUT), **variables)
+    assert code == 10 and b"stream.no-terminal-event" in out
+    assert bool(COLOUR.search(out)) is ("NO_COLOR" not in variables), out[:300]
+    env = {k: v for k, v in clean_env().items() if k not in ("NO_COLOR", "FORCE_COLOR")}
+    for args in (["check", str(CUT)], ["check", "--rules"]):  # into a pipe: never
+        done = subprocess.run([*SSE_TOOL, *args], capture_output=True, env={**env, **variables}, timeout=20)
+        assert b"stream.no-terminal-event" in done.stdout and b"\x1b" not in done.stdout

@@ -109,6 +109,17 @@ def test_strict_exits_9_when_the_model_stopped_early(tmp_path):
     assert lines(result)[-1]["status"] == "complete"
 
 
+@pytest.mark.parametrize("tail, code, status", [((), 3, "truncated"),
+                                                ((b'{"error": {"message": "Token limit reached"}}',), 4, "error")])
+def test_strict_leaves_a_cut_or_failed_stream_its_own_code(tail, code, status, tmp_path):
+    # finish_reason "length" arrived, but the stream was then cut or failed: not "completed,
+    # but the model stopped early" (9), which would hide the cut or the error
+    body = sse(chunk({"content": "Once upon"}), chunk(finish="length"), *tail)
+    result = normalize("--strict", input_bytes=body, tmp_path=tmp_path)
+    assert result.exit_code == code and lines(result)[-1]["status"] == status
+    assert "exit" not in lines(result)[-1]
+
+
 def test_strict_does_not_change_a_normal_stop():
     assert normalize("--strict", OPENAI).exit_code == 0
 
