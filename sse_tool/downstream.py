@@ -5,7 +5,8 @@ in-band to a later stage, which shows them in its own view: written to the share
 terminal as well, they would land in the middle of ``render``'s live view. But when what
 reads the output is not one of ours (a file, ``jq``, a terminal), nothing would ever show
 them, so they go to stderr as before. Only a stage that carries notes on to a person
-counts (``frame``, ``normalize``, ``render``).
+counts (``frame``, ``normalize``, ``render``, and ``inspect``, whose report says them and
+whose ``--tee`` passes them on).
 
 The reader of a pipe is found in ``/proc`` (Linux): the process whose standard input is
 the other end of our stdout, and its command line. Elsewhere, or when ``/proc`` cannot
@@ -22,14 +23,14 @@ import os
 import time
 
 #: the stages that pass a note on, or show it
-CARRIERS = frozenset({"frame", "normalize", "render"})
+CARRIERS = frozenset({"frame", "normalize", "render", "inspect"})
 #: how the program shows in a command line (the script, the package run with -m)
 _PROGRAM = (b"sse-tool", b"sse_tool")
 
 
 def read_by_a_stage(fd: int = 1, wait: float = 2.0, clock=time.monotonic, sleep=time.sleep) -> bool:
-    """True if ``fd`` is a pipe whose reader is a running ``frame``, ``normalize`` or
-    ``render`` of sse-tool. On a loaded machine a stage may fail before the shell has
+    """True if ``fd`` is a pipe whose reader is a running ``frame``, ``normalize``,
+    ``render`` or ``inspect`` of sse-tool. On a loaded machine a stage may fail before the shell has
     started the next one, so while no reader is found, or the one found is still the
     shell (forked, its program not yet run: its command line is our parent's), ``/proc``
     is asked again for up to ``wait`` seconds."""

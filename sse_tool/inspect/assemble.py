@@ -128,7 +128,9 @@ def _line_style(ins) -> str | None:
 
 
 def _notes(ins, tokens, texts, outcome, verdict, keepalives) -> list[str]:
-    notes = []
+    notes = list(ins.passed_notes)  # what earlier stages said in-band ("fetch: retry 1/2 ...")
+    if ins.notes_seen > len(notes):
+        notes.append(f"{count(ins.notes_seen - len(notes), 'more note')} of earlier stages")
     if tokens.reasoning and not texts["reasoning"]:
         notes.append(f"{tokens.reasoning:,} reasoning tokens were not streamed (hidden reasoning, "
                      "spent before the first token)")

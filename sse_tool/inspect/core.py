@@ -44,7 +44,7 @@ from itertools import accumulate, chain, compress, groupby, repeat
 from operator import attrgetter, ge, is_not, itemgetter, lt, mul, not_, sub
 
 from ..decode import BOM
-from ..model import Channel, Delta, End, Meta, Reset, ToolCall, Usage
+from ..model import Channel, Delta, End, Meta, Note, Reset, ToolCall, Usage
 from ..pipeline import RecordReader
 from ..sse import DEFAULT_MAX_EVENT_SIZE, SseComment
 from .report import Http, StreamReport
@@ -53,6 +53,8 @@ from .report import Http, StreamReport
 RUN = 65536
 #: how much of an HTTP error body is kept for its message
 ERROR_BODY_LIMIT = 64 * 1024
+#: notes of earlier stages kept for the report (the rest are counted)
+NOTES_KEPT = 20
 _ANSWER, _REASONING = Channel.ANSWER, Channel.REASONING
 _REFUSAL = Channel.REFUSAL
 # A refusal is the model's answer to the person, in its own channel: timed as the answer,
@@ -108,6 +110,9 @@ class Inspector:
         self.most_chunks = 0
         self.arrivals: list[tuple[float, int]] = []  # (time, events completed) per chunk
         self.resets = 0
+        #: earlier stages' notes (note markers: fetch's retries, ...), and how many in all
+        self.passed_notes: list[str] = []
+        self.notes_seen = 0
         self.model: str | None = None
         self.end: End | None = None
         self._content_start()
@@ -375,6 +380,10 @@ class Inspector:
                     self.model = record.value
             elif kind is End:
                 self.end = record
+            elif kind is Note:
+                self.notes_seen += 1
+                if self.notes_seen <= NOTES_KEPT:
+                    self.passed_notes.append(record.text)
             elif kind is Reset:  # what came before it belongs to the void attempt
                 self.resets += 1
                 self._content_start()

@@ -13,6 +13,7 @@ from bisect import bisect_left, bisect_right
 from itertools import accumulate
 from operator import add, itemgetter, sub
 
+from ..errors import ExitCode
 from ..model import EARLY_STOP_REASONS, End, Status, error_words
 from ..normalize import NO_EVENTS
 from .report import Burst, Gaps, Rate, Stall, Tokens
@@ -253,6 +254,14 @@ def is_early(stop_reason: str | None) -> bool:
     return isinstance(stop_reason, str) and stop_reason.lower() in EARLY_STOP_REASONS
 
 
+#: an earlier stage's failure passed on in-band (its exit marker), by its exit code
+_PASSED_ON = {
+    ExitCode.HTTP_ERROR: ("error", "http_error"), ExitCode.NETWORK: ("truncated", "network"),
+    ExitCode.TIMEOUT: ("truncated", "timeout"), ExitCode.INTERRUPTED: ("truncated", "interrupted"),
+    ExitCode.BROKEN_PIPE: ("truncated", "interrupted"),
+}
+
+
 def verdict(end: End | None, *, events: int, cut: str | None, terminal: bool,
             outcome: str | None, outcome_detail: str = "") -> tuple[str, str, str]:
     """(verdict, cause, detail in words). The verdict is the stream's own status, as
@@ -266,8 +275,12 @@ def verdict(end: End | None, *, events: int, cut: str | None, terminal: bool,
         if outcome in ("interrupted", "broken-pipe", None):
             return "truncated", "interrupted", outcome_detail or "stopped before any byte"
         return "truncated", "empty", "no byte arrived"
+    if end.exit in _PASSED_ON:
+        return (*_PASSED_ON[end.exit], end.detail)
     if end.status is Status.ERROR:
-        return "error", "provider_error", error_words(end.error)
+        return "error", "provider_error", error_words(end.error) if end.error else end.detail
+    if end.status in (Status.FAILED, Status.INVALID):  # an earlier stage's usage error, bad input, ...
+        return "truncated", "failed", end.detail
     if end.status is Status.COMPLETE:
         cause = stop_cause(end.stop_reason)
         text = f"stop reason {end.stop_reason}" if end.stop_reason else "the terminal event arrived"

@@ -96,7 +96,7 @@ def _input_words(report: StreamReport) -> str:
     kind = {"sse": "SSE", "json-array": "JSON array", "ndjson": "NDJSON", "events": "frame records",
             "records": "channel records", "aws-eventstream": "Bedrock eventstream",
             }.get(report.source or "", "no stream")
-    if report.cause == "http_error":
+    if report.cause == "http_error" and report.http is not None:  # (not a failure passed on)
         kind = "an error body"
     if report.origin == "recording":
         http = report.http

@@ -437,3 +437,28 @@ def test_runs_read_in_bulk_give_what_the_reference_gives(path, monkeypatch):
             monkeypatch.setattr(core, "RUN", run)
             assert _inspected(chunks, fast=True) == expected, (run, len(chunks))
             assert _inspected(chunks, fast=True, whole=True) == expected, (run, len(chunks))
+
+
+@pytest.mark.parametrize("code, verdict, cause", [
+    (6, "error", "http_error"), (7, "truncated", "network"), (8, "truncated", "timeout"),
+    (130, "truncated", "interrupted"), (141, "truncated", "interrupted"), (4, "error", "provider_error"),
+    (2, "truncated", "failed"), (5, "truncated", "failed"), (1, "truncated", "failed"),
+])
+@pytest.mark.parametrize("content", [False, True], ids=["alone", "after-content"])
+def test_an_earlier_stage_s_failure_marker_is_the_verdict_with_its_words(code, verdict, cause, content):
+    # `fetch URL | inspect`: fetch's failure arrives as its exit marker, before or inside the
+    # body; the verdict is the failure's, as normalize's end record says (exit CODE)
+    marker = f": sse-tool exit {code} fetch: it went wrong\n".encode()
+    body = b"".join(openai(text=["Hi"], done=False)) if content else b""
+    for chunks in ([(None, body + marker)], [(None, bytes([b])) for b in body + marker]):
+        report = inspect_chunks(chunks, outcome=None, origin="file")
+        assert (report.verdict, report.cause, report.detail) == (verdict, cause, "fetch: it went wrong")
+        assert report.sizes.answer_chars == (2 if content else 0)
+
+
+def test_earlier_stages_notes_are_in_the_report_and_counted_past_a_cap():
+    notes = b"".join(f": sse-tool note fetch: retry {i}/30 in 1s\n".encode() for i in range(1, 31))
+    report = inspect_chunks([(None, notes + b"".join(openai(text=["Hi"])))], outcome=None, origin="file")
+    assert report.verdict == "complete"
+    assert report.notes[:core.NOTES_KEPT] == tuple(f"fetch: retry {i}/30 in 1s" for i in range(1, 21))
+    assert report.notes[core.NOTES_KEPT] == "10 more notes of earlier stages"

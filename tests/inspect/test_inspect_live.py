@@ -86,3 +86,28 @@ def test_a_live_pipe_from_fetch_is_timed_as_it_arrives_and_passed_on_with_tee(se
     plan = planned()
     assert report["durations"]["ttft"] - report["timeline"]["first_byte"] == pytest.approx(
         plan.ttft - plan.timeline.first_byte, abs=TOLERANCE)
+
+
+@pytest.mark.parametrize("query, codes, verdict", [
+    ("status=429", (6, 0, 6), ("error", "http_error")),
+    ("first_byte_delay=5s", (8, 0, 8), ("truncated", "timeout")),
+], ids=["http-error", "timeout"])
+def test_a_fetch_failure_crosses_inspect_tee_and_is_its_verdict(server, query, codes, verdict):
+    # fetch writes its failure marker for inspect (a stage that says it): inspect's report
+    # gives the failure's verdict, --tee passes the marker on, and the pipe ends with
+    # fetch's code, as it does without inspect in it
+    pipe = (f"{' '.join(SSE_TOOL)} fetch --first-byte-timeout 1s '{server.url('/story?' + query)}'"
+            f" | {' '.join(SSE_TOOL)} inspect --tee --json | {' '.join(SSE_TOOL)} render")
+    done = subprocess.run(["bash", "-c", pipe + '; echo "${PIPESTATUS[*]}"'], capture_output=True,
+                          env=clean_env(), timeout=60)
+    assert tuple(map(int, done.stdout.split()[-3:])) == codes, done.stderr
+    report = json.loads(next(line for line in done.stderr.splitlines() if line.startswith(b'{"kind":"stream"')))
+    assert (report["verdict"], report["cause"]) == verdict
+    assert report["detail"].startswith("fetch: ")
+    # the failure is said once by each stage that reads it, never by fetch behind their back
+    assert not any(line.startswith(b"sse-tool fetch:") for line in done.stderr.splitlines())
+    fail_on = subprocess.run(["bash", "-c", f"{' '.join(SSE_TOOL)} fetch --first-byte-timeout 1s "
+                              f"'{server.url('/story?' + query)}' | {' '.join(SSE_TOOL)} inspect "
+                              "--fail-on truncated,error > /dev/null"], capture_output=True, env=clean_env(),
+                             timeout=60)
+    assert fail_on.returncode == (4 if verdict[0] == "error" else 3)
