@@ -109,7 +109,8 @@ class Rules:
             return
         if event.event != kind:
             named = "no event: line" if event.event == "message" else f"event: {event.event}"
-            out.append(EVENT_NAME.at(at, index, f"{named} for a {kind!r} payload"))
+            what = f"a {kind!r} payload" if kind is not None else "a payload without a type"
+            out.append(EVENT_NAME.at(at, index, f"{named} for {what}"))
         kind = kind if isinstance(kind, str) else event.event
         if kind == "error":
             self._error(payload, at, index, out)
@@ -174,7 +175,7 @@ class Rules:
         number = key(payload.get("index"))
         block = self._open.get(number)
         if block is None:
-            out.append(BLOCK_UNPAIRED.at(at, index, f"content_block_delta for block {number!r}, which is not open"))
+            out.append(BLOCK_UNPAIRED.at(at, index, _not_open("content_block_delta", number)))
             return
         delta = payload.get("delta")
         kind = delta.get("type") if isinstance(delta, dict) else None
@@ -188,7 +189,7 @@ class Rules:
         number = key(payload.get("index"))
         block = self._open.pop(number, None)
         if block is None:
-            out.append(BLOCK_UNPAIRED.at(at, index, f"content_block_stop for block {number!r}, which is not open"))
+            out.append(BLOCK_UNPAIRED.at(at, index, _not_open("content_block_stop", number)))
             return
         text = "".join(block[1])
         if block[0] in _TOOL_BLOCKS and text:
@@ -209,3 +210,9 @@ class Rules:
 
 
 _KNOWN_BLOCKS = frozenset(t for owners in _DELTAS.values() for t in owners) | {"redacted_thinking"}
+
+
+def _not_open(event: str, number) -> str:
+    if number is None:
+        return f"{event} without an index: it names no block"
+    return f"{event} for block {number!r}, which is not open"

@@ -7,6 +7,8 @@ is UTF-8; the stream is neither cached nor compressed.
 
 from __future__ import annotations
 
+from operator import attrgetter
+
 from ..recording import Recording
 from .rules import ERROR, NOTE, WARNING, Finding, rule
 
@@ -91,7 +93,11 @@ def head_findings(rec: Recording, framing: str, head_line: int, header_lines: di
     encoding = headers.get("content-encoding", "").strip().lower()
     if encoding and encoding != "identity":
         out.append(at(COMPRESSED, "content-encoding", f"Content-Encoding: {encoding}"))
+    out.sort(key=_line)  # in the order of the recording's lines, as the body's findings are
     return out
+
+
+_line = attrgetter("line")
 
 
 _FRAMINGS = {"sse": "an event stream", "ndjson": "NDJSON", "json-array": "a streamed JSON array",

@@ -54,7 +54,8 @@ Exit status:
   2  usage error (an unknown rule in --ignore, a missing file)
   5  an input could not be read as a stream (data of no framing, a broken recording, an
      event over --max-event-size); the other inputs are still checked
-  130 interrupted; 141 the reader closed the pipe (quietly)
+  130 interrupted (the findings of what arrived are still shown); 141 the reader closed
+      the pipe (quietly)
 
 \b
 Environment (see man sse-tool-check):
@@ -194,9 +195,14 @@ def _check_one(name: str, chunks, report: "_Report", provider: str, source: str,
     received = len(head)
     if head:
         take(checker.feed(head))
-    for chunk in chunks:
-        received += len(chunk)
-        take(checker.feed(chunk))
+    try:
+        for chunk in chunks:
+            received += len(chunk)
+            take(checker.feed(chunk))
+    except KeyboardInterrupt:  # the findings of what arrived are still shown (then exit 130)
+        if received:
+            report.end(_about(checker) + ", interrupted")
+        raise
     if not received:
         report.discard()
         raise _NoStream

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 
 import orjson
 import pytest
@@ -152,12 +153,12 @@ def test_a_recording_is_checked_with_its_head_and_its_lines_are_the_recording_s(
     rec.write_bytes(recording(OK_CHAT + b"data: {", headers=[("content-type", "application/json")]))
     done = run("-f", "json", str(rec))
     records = json_lines(done.stdout)
-    assert [r["rule"] for r in records] == ["http.content-type", "http.cache-control", "sse.missing-final-blank-line"]
+    assert [r["rule"] for r in records] == ["http.cache-control", "http.content-type", "sse.missing-final-blank-line"]
     lines = rec.read_text().splitlines()
-    assert lines[records[0]["line"] - 1] == "< content-type: application/json"
-    assert lines[records[1]["line"] - 1].startswith("< HTTP/1.1 200")
+    assert lines[records[0]["line"] - 1].startswith("< HTTP/1.1 200")  # (no Cache-Control: the status line)
+    assert lines[records[1]["line"] - 1] == "< content-type: application/json"
     assert lines[records[2]["line"] - 1].startswith("0.200000 ")  # the chunk holding the cut event
-    assert records[0]["event"] is None and done.returncode == 10
+    assert records[1]["event"] is None and done.returncode == 10
 
 
 @pytest.mark.parametrize("content_type, rules", [
@@ -266,6 +267,32 @@ def test_findings_come_out_through_a_real_pipe_before_the_stream_ends():
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_ctrl_c_still_shows_the_table_of_what_arrived_and_exits_130():
+    from ..inspect.test_inspect_cli import blocked_reading_a_pipe
+
+    proc = subprocess.Popen([*SSE_TOOL, "check"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=clean_env())
+    try:
+        proc.stdin.write(CASES["stream.data-not-json"][0].split(b"data: [DONE]")[0])
+        proc.stdin.flush()
+        time.sleep(0.3)  # (the data in the pipe before check reads it)
+        read = blocked_reading_a_pipe(proc.pid)  # read, and waiting for more (where Linux tells)
+        proc.send_signal(2)
+        assert proc.wait(30) == 130
+        out = proc.stdout.read().decode()
+        if read:
+            assert "<stdin>: openai, sse, 4 events, interrupted: 1 error" in out and "stream.data-not-json" in out
+            assert "stream.no-terminal-event" not in out  # what arrived, not a judgement of its end
+        assert proc.stderr.read() == b""
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        proc.stdin.close()
+        proc.stdout.close()
+        proc.stderr.close()
 
 
 def test_a_closed_reader_ends_check_quietly():

@@ -426,3 +426,25 @@ def test_an_error_event_of_broken_json_is_broken_not_the_end(data):
     assert [f.rule.id for f in findings(broken)] == ["stream.data-not-json", "stream.no-terminal-event"]
     end = list(records([broken]))[-1]
     assert isinstance(end, End) and end.status is Status.INVALID
+
+
+def test_a_recording_s_head_findings_come_in_the_order_of_its_lines():
+    # the rules run in their own order (content type first); the report is in the input's
+    headers = [("content-encoding", "gzip"), ("content-type", "text/plain; charset=latin-1")]
+    found = findings(recording(OK_CHAT, headers=headers))
+    assert [f.rule.id for f in found] == ["http.cache-control", "http.compressed", "http.content-type",
+                                          "http.charset"]
+    assert [f.line for f in found] == sorted(f.line for f in found)
+
+
+def test_anthropic_events_without_type_or_index_are_said_without_python_s_none():
+    untyped = {k: v for k, v in BLOCK.items() if k != "type"}
+    unindexed = {k: v for k, v in TEXT_DELTA.items() if k != "index"}
+    stopped = {k: v for k, v in STOP.items() if k != "index"}
+    found = findings(anthropic(START, ("content_block_start", untyped), unindexed, stopped, MESSAGE_DELTA,
+                               MESSAGE_STOP))
+    messages = [f.message for f in found]
+    assert "event: content_block_start for a payload without a type" in messages
+    assert "content_block_delta without an index: it names no block" in messages
+    assert "content_block_stop without an index: it names no block" in messages
+    assert not any("None" in m for m in messages), messages
