@@ -150,3 +150,13 @@ def failed_output(out: bytes, body: bytes, code: int, stage: str = "fetch") -> b
     assert out.startswith(head), (out[-300:], head[-100:])
     assert out.endswith(b"\n") and not out.endswith(b"\n\n") and out[len(head):-1].count(b"\n") == 0, out[-300:]
     return True
+
+
+def reap(proc) -> None:
+    """End a test's process if it still runs, and close its pipes (in a ``finally``)."""
+    if proc.poll() is None:
+        proc.kill()
+    proc.wait()
+    for pipe in (proc.stdin, proc.stdout, proc.stderr):
+        if pipe is not None:
+            pipe.close()

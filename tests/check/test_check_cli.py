@@ -15,7 +15,7 @@ import pytest
 from sse_tool.check import RULES, check
 from sse_tool.errors import ExitCode
 
-from ..support import FIXTURES, ROOT, SAMPLES, SSE_TOOL, clean_env
+from ..support import FIXTURES, ROOT, SAMPLES, SSE_TOOL, clean_env, reap
 from .test_check_rules import CASES, OK_CHAT, recording
 
 SCHEMA = json.loads((ROOT / "tests" / "schemas" / "sarif-schema-2.1.0.json").read_text())
@@ -287,12 +287,7 @@ def test_ctrl_c_still_shows_the_table_of_what_arrived_and_exits_130():
             assert "stream.no-terminal-event" not in out  # what arrived, not a judgement of its end
         assert proc.stderr.read() == b""
     finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait()
-        proc.stdin.close()
-        proc.stdout.close()
-        proc.stderr.close()
+        reap(proc)
 
 
 def test_a_closed_reader_ends_check_quietly():

@@ -12,7 +12,7 @@ import time
 import pytest
 
 from ..inspect_streams import anthropic, event, openai, recording, timed
-from ..support import ROOT, SSE_TOOL, clean_env
+from ..support import ROOT, SSE_TOOL, clean_env, reap
 from ..cli.test_cli_unix import COLOUR, on_a_terminal
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
@@ -357,12 +357,7 @@ def test_ctrl_c_with_tee_ends_inspect_even_when_the_stream_turns_out_bad():
         if waiting:  # interrupted in the read, not before it: the close finds the bad event
             assert "data is not JSON" in proc.stderr.read().decode()
     finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait()
-        proc.stdin.close()
-        proc.stdout.close()
-        proc.stderr.close()
+        reap(proc)
 
 
 # -- on a terminal ---------------------------------------------------------------------------
