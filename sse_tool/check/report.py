@@ -137,7 +137,9 @@ def table(console, name: str, findings: list[Finding], about: str, tally: dict, 
     from rich.table import Table
     from rich.text import Text
 
-    title = f"{name}: {about}: {counts(tally)}"
+    from ..render.controls import safe  # a stream's words are no commands for the terminal
+
+    title = safe(f"{name}: {about}: {counts(tally)}")
     if left_out:
         title += f" ({left_out} not shown: --max-per-rule)"
     if not findings:
@@ -152,7 +154,7 @@ def table(console, name: str, findings: list[Finding], about: str, tally: dict, 
     grid.add_column("message", overflow="fold")
     for f in findings:
         grid.add_row(str(f.line or ""), str(f.offset), "" if f.event is None else str(f.event),
-                     Text(f.severity.label, style=_STYLE[f.severity]), f.rule.id, f.message)
+                     Text(f.severity.label, style=_STYLE[f.severity]), f.rule.id, safe(f.message))
     console.print(grid)
 
 

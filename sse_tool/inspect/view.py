@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from ..plural import count
+from ..render.controls import safe
 from .many import Summary, burst_share, stall_seconds, tokens_per_second
 from .picture import Line, picture
 from .report import Rate, StreamReport
@@ -326,7 +327,9 @@ def _num(value: float | None) -> str:
 
 
 def plain(lines: list[Line]) -> str:
-    return "".join("".join(text for text, _ in line).rstrip() + "\n" for line in lines)
+    # the provider's words (a model name, an error message) hold no command for a terminal
+    # that shows the report later (`cat`) either
+    return safe("".join("".join(text for text, _ in line).rstrip() + "\n" for line in lines))
 
 
 def show(lines: list[Line], file, *, color: bool) -> None:
@@ -340,5 +343,5 @@ def show(lines: list[Line], file, *, color: bool) -> None:
     for line in lines:
         text = Text(no_wrap=True, overflow="crop")
         for segment, style in line:
-            text.append(segment, style=STYLES.get(style, "") if color else "")
+            text.append(safe(segment), style=STYLES.get(style, "") if color else "")
         console.print(text)

@@ -319,3 +319,18 @@ def test_the_shell_completes_check_and_the_values_of_its_options():
     assert words("sse-tool check --format ") == ["table", "json", "sarif", "github"]
     assert words("sse-tool check --fail-on ") == ["error", "warning", "note", "never"]
     assert "--max-per-rule" in words("sse-tool check --max")
+
+
+def test_a_finding_s_words_reach_no_terminal_as_commands():
+    import io
+
+    from rich.console import Console
+
+    from sse_tool.check import report
+    from sse_tool.check.stream import NO_TERMINAL
+
+    console = Console(file=io.StringIO(), force_terminal=True, color_system="standard", width=200)
+    finding = NO_TERMINAL.at(0, 0, "event \x1b]0;PWNED\x07 then \x1b[2J")._replace(line=1)
+    report.table(console, "in\x1b[2J.sse", [finding], "openai", {finding.severity: 1})
+    out = console.file.getvalue()
+    assert "PWNED" in out and "\x1b]0;" not in out and "\x1b[2J" not in out and "\x07" not in out

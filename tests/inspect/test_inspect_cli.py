@@ -443,3 +443,16 @@ def test_frames_failure_marker_is_a_comment_but_no_keep_alive():
     stream = json.loads(run("--json", input=frames).text.splitlines()[0])
     assert (stream["verdict"], stream["cause"]) == ("truncated", "cut_in_event")
     assert (stream["sizes"]["comments"], stream["sizes"]["keepalives"]) == (1, 0)
+
+
+def test_a_stream_s_control_characters_reach_no_terminal_through_the_report(tmp_path):
+    # a model name or an error message is the provider's text: an escape sequence in it
+    # (a window title, a screen clear) shows as U+FFFD, on a terminal and in a file
+    hostile = "gpt\x1b]0;PWNED\x07\x1b[2J"
+    path = tmp_path / "hostile.sse"
+    path.write_bytes(b"".join(openai(text=["Hi"], done=False)).replace(b'"gpt-test"', json.dumps(hostile).encode())
+                     + b"event: error\ndata: boom\x1b[2Jboom\n\n")
+    code, out = on_a_terminal("inspect", str(path))
+    assert code == 0 and b"PWNED" in out and b"\x1b]0;" not in out and b"\x1b[2J" not in out
+    plain = run(str(path)).stdout
+    assert b"PWNED" in plain and b"boom" in plain and b"\x1b" not in plain and b"\x07" not in plain
