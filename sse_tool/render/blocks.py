@@ -1,9 +1,10 @@
 """Markdown arriving as a stream, cut into blocks as soon as each is finished.
 
-``split(text)`` returns the finished blocks at the start of ``text`` and the offset where
-the open block starts; ``Splitter`` does the same as the text grows, reading each whole
-line once, and the caller renders each finished block once. Only whole lines are read:
-a line still arriving belongs to the open block.
+``Splitter.feed(text)`` returns the blocks finished in ``text`` (the whole answer so far)
+since the last call, and ``start`` says where the open block starts; it reads each whole
+line once as the text grows, and the caller renders each finished block once. Only whole
+lines are read: a line still arriving belongs to the open block. ``finish(text)`` ends
+the answer: the open block is then finished as it stands.
 
 Where a block ends (what a streaming renderer must get right):
 
@@ -52,6 +53,16 @@ class Splitter:
                 break
             self._line(text, pos, end, blocks)
             pos = self._pos = end + 1
+        return blocks
+
+    def finish(self, text: str) -> list[str]:
+        """At the end of the answer: the blocks not given yet, the open one last, as it
+        stands (a list, a table, a last line without its line end, a fence never closed)."""
+        blocks = self.feed(text)
+        if self._pos < len(text):
+            self._line(text, self._pos, len(text), blocks)
+            self._pos = len(text)
+        self._close(text, len(text), len(text), blocks)
         return blocks
 
     def _close(self, text: str, upto: int, resume: int, blocks: list[str]) -> None:
@@ -107,13 +118,6 @@ class Splitter:
                 self._kind = "table"
             else:
                 self._kind = "para"
-
-
-def split(text: str) -> tuple[list[str], int]:
-    """(finished blocks, where the open block starts) for ``text`` that starts a block."""
-    splitter = Splitter()
-    blocks = splitter.feed(text)
-    return blocks, splitter.start
 
 
 def is_open_fence(block: str) -> bool:

@@ -219,7 +219,7 @@ class TerminalView:
     def _markdown_rows(self, text: str, commit: list[str], width: int, budget: int, final: bool) -> list[str]:
         """Finished blocks rendered into the scrollback once; the open block's last rows."""
         splitter = self._splitter
-        for block in splitter.feed(text if not final else text + "\n\n"):
+        for block in splitter.finish(text) if final else splitter.feed(text):
             self._commit_rows(self._render_markdown(block, width), commit, gap=True)
         self._done = min(splitter.start, len(text))
         if final or not text[self._done:].strip():

@@ -273,9 +273,9 @@ def _markdown_lines(text: str, width: int = COLS) -> list[str]:
     from rich.console import Console
     from rich.markdown import Markdown
 
-    from sse_tool.render.blocks import split
+    from sse_tool.render.blocks import Splitter
 
-    blocks, start = split(text + "\n\n")
+    blocks = Splitter().finish(text)
     out: list[str] = []
     for block in blocks:
         file = io.StringIO()

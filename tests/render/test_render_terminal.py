@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import pyte
+import pytest
 
 from ..support import FIXTURES
 from sse_tool.model import Channel, Delta, End, Reset, Status, ToolCall
@@ -178,6 +179,24 @@ def test_markdown_renders_the_final_answer():
     s = Screen(markdown=True)
     s.feed([answer("Some **bold** words"), End(Status.COMPLETE)])
     assert "Some bold words" in s.text()
+
+
+@pytest.mark.parametrize("tail, shown", [
+    ("- one\n- two\n", ["• one", "• two"]),  # a list goes on across blank lines: open at the end
+    ("```python\nx = 1\nprint(x)\n", ["x = 1", "print(x)"]),  # a fence never closed (cut by a length stop)
+    ("| a | b |\n|---|---|\n| 1 | 2 |", ["1", "2"]),  # the last row without its line end
+    ("Last words", ["Last words"]),
+], ids=["list", "open-fence", "table", "line"])
+@pytest.mark.parametrize("pieces", [1, 3])
+def test_markdown_draws_the_open_block_at_the_end_as_it_stands(tail, shown, pieces):
+    # the open block was drawn live as plain rows, then the final paint erased those rows
+    # to draw it rendered, and gave it nothing to draw
+    text = "Intro.\n\n" + tail
+    s = Screen(markdown=True)
+    step = -(-len(text) // pieces)
+    s.feed([answer(text[i:i + step]) for i in range(0, len(text), step)] + [End(Status.COMPLETE, stop_reason="length")])
+    screen = s.text()
+    assert "Intro." in screen and all(part in screen for part in shown), screen
 
 
 def test_the_terminal_view_loads_rich_markdown_only_for_markdown():
