@@ -26,6 +26,7 @@ import re
 
 import orjson
 
+from ..errors import BadInput
 from ..model import Channel, Citation, Delta, Meta, Record, Signature, ToolCall, Usage
 from ..typed import field
 from .errors import error_info
@@ -73,8 +74,7 @@ def _child(container, step, empty):
     if isinstance(container, dict) and isinstance(step, str):
         return container.setdefault(step, empty)
     if isinstance(container, list) and isinstance(step, int):
-        while len(container) <= step:
-            container.append(None)
+        _reach(container, step)
         if container[step] is None:
             container[step] = empty
         return container[step]
@@ -93,9 +93,18 @@ def _put(container, step, value) -> None:
     if isinstance(container, dict) and isinstance(step, str):
         container[step] = value
     elif isinstance(container, list) and isinstance(step, int):
-        while len(container) <= step:
-            container.append(None)
+        _reach(container, step)
         container[step] = value
+
+
+def _reach(items: list, index: int) -> None:
+    """Make ``items[index]`` exist: elements arrive in order, so an index is one already
+    there or the next one. One further on skips elements (and ``[1000000000]`` in a few
+    bytes would be a gigabyte of padding): bad input."""
+    if index > len(items):
+        raise BadInput(f"'partialArgs.jsonPath' skips from element {len(items)} to element {index} of a list")
+    if index == len(items):
+        items.append(None)
 
 
 def _str(value) -> str | None:

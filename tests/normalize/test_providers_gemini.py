@@ -136,13 +136,27 @@ def test_a_continued_partial_string_is_appended_and_other_value_kinds_are_kept()
         chunk({"functionCall": {"partialArgs": [piece("$.text", True, stringValue="señor")],
                                 "willContinue": True}}),
         chunk({"functionCall": {"partialArgs": [piece("$.text", stringValue=""),
-                                                piece("$.flags[1]", boolValue=True),
+                                                piece("$.flags[0]", boolValue=True),
+                                                piece("$.flags[1]", boolValue=False),
+                                                piece("$.flags[0]", boolValue=False),
                                                 piece("$.extra", nullValue=None)],
                                 "willContinue": True}}),
         chunk({"functionCall": {"partialArgs": [piece("$.n", numberValue=3)]}}, finish="STOP"),
     )])
     arguments = "".join(c.arguments for c in of(records, ToolCall))
-    assert json.loads(arguments) == {"text": "Hola, señor", "flags": [None, True], "extra": None, "n": 3}
+    assert json.loads(arguments) == {"text": "Hola, señor", "flags": [False, False], "extra": None, "n": 3}
+
+
+@pytest.mark.parametrize("path", ["$.a[1]", "$.a[10000000000]", "$.a[0].b[2]"])
+def test_a_partial_args_index_that_skips_elements_is_bad_input_not_padding(path):
+    # elements arrive in order; padding up to an index from a few bytes of input could take
+    # gigabytes (and would stand for elements that never arrived)
+    from sse_tool.errors import BadInput
+
+    stream = sse(chunk({"functionCall": {"name": "f", "willContinue": True}}),
+                 chunk({"functionCall": {"partialArgs": [{"jsonPath": path, "numberValue": 1}]}}, finish="STOP"))
+    with pytest.raises(BadInput, match="skips from element 0 to element"):
+        read_records([stream])
 
 
 def test_code_execution_parts_are_metadata_not_text():
