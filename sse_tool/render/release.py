@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import re
 
-#: the end of a sentence, and the whitespace that proves it ended
-_SENTENCE_END = re.compile(r"[.!?\u2026][\"'\u201d\u2019)\]]*[ \t\r\n]|\n[ \t]*\n")
-#: how far back a boundary may start before the text already scanned (". " split in two)
-_LOOKBACK = 8
+#: the end of a sentence, and the whitespace that proves it ended; or (``tail``) the start
+#: of one still arriving, at the end of the text, where the next scan resumes (". " split
+#: in two, a run of closing quotes or of blanks of any length)
+_SENTENCE_END = re.compile(r"[.!?\u2026][\"'\u201d\u2019)\]]*[ \t\r\n]|\n[ \t]*\n"
+                           r"|(?P<tail>(?:[.!?\u2026][\"'\u201d\u2019)\]]*|\n[ \t]*)\Z)")
 
 
 class DeltaRelease:
@@ -37,17 +38,20 @@ class SentenceRelease:
 
     def __init__(self) -> None:
         self._released = 0
-        self._scanned = 0
+        self._resume = 0  # where the next scan starts: a boundary may still be arriving there
 
     def upto(self, text: str) -> int:
-        start = max(self._released, self._scanned - _LOOKBACK)
+        start = max(self._released, self._resume)
+        self._resume = len(text)
         for match in _SENTENCE_END.finditer(text, start):
-            self._released = match.end()
-        self._scanned = len(text)
+            if match.lastgroup == "tail":
+                self._resume = match.start()
+            else:
+                self._released = match.end()
         return self._released
 
     def reset(self) -> None:
-        self._released = self._scanned = 0
+        self._released = self._resume = 0
 
 
 class CompleteRelease:

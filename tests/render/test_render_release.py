@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sse_tool.model import Channel, Delta, End, Status, ToolCall
 from sse_tool.render.throttle import Painter
@@ -127,3 +129,21 @@ def test_a_tool_call_whose_arguments_are_not_whole_json_says_so_before_its_name(
     reader = RecordReader()
     whole = run_plain(reader.feed(data) + reader.close())[0]
     assert whole.err.startswith("tool call: get_capital(")
+
+
+_PIECES = ["a", "b", ".", "!", "?", "\u2026", '"', ")", "\u201d", " ", "\t", "\n", "\r", " " * 9, '"' * 9, "\n" + " " * 9]
+
+
+@given(st.lists(st.sampled_from(_PIECES), max_size=30).map("".join), st.lists(st.integers(0, 120), max_size=8))
+@settings(max_examples=1500, deadline=None)
+def test_sentence_release_does_not_depend_on_where_paints_fell(text, cuts):
+    # what leaves at each paint is what a policy reading that prefix in one go releases
+    # (a boundary longer than any fixed look-back, "\n" and blanks, split anywhere)
+    policy = SentenceRelease()
+    for cut in sorted({min(c, len(text)) for c in cuts} | {len(text)}):
+        assert policy.upto(text[:cut]) == SentenceRelease().upto(text[:cut]), (text, cut)
+
+
+def test_a_long_boundary_split_by_a_paint_is_still_found():
+    assert sentence_upto(["First part\n          ", "\nSecond part"]) == ["", "First part\n          \n"]
+    assert sentence_upto(['"Stop.' + '"' * 12, " Go"]) == ["", '"Stop.' + '"' * 12 + " "]
