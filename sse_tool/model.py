@@ -306,8 +306,8 @@ def from_record(rec: dict) -> Record:
             field(error, "type", str, None, "error.type")
             field(error, "message", str, None, "error.message")
         code = field(rec, "exit", int, None)
-        if code is not None and not 0 <= code < 256:
-            raise ValueError(f"'exit' is not an exit code: {code}")
+        if code is not None and not 0 < code < 256:  # a failure's code, as in an exit marker
+            raise ValueError(f"'exit' is not a failure's exit code: {code}")
         return End(
             Status(field(rec, "status", str, REQUIRED)), field(rec, "stop_reason", str, None),
             field(rec, "usage", dict, None), error, field(rec, "detail", str, None), code,

@@ -139,3 +139,13 @@ def test_a_provider_error_is_said_in_one_line_without_a_type_that_says_nothing(e
     from sse_tool.model import error_words
 
     assert error_words(error) == words
+
+
+@pytest.mark.parametrize("code", [0, -1, 256])
+def test_an_end_record_whose_exit_is_no_failure_s_code_is_refused(code):
+    # exit 0 on a failed end would have made a failure read as success ("failed (exit 0)", 0)
+    with pytest.raises(ValueError, match="not a failure's exit code"):
+        from_record({"type": "end", "status": "failed", "exit": code})
+    for stage in ("render", "normalize"):
+        done = run(stage, stdin=b'{"type":"end","status":"failed","stop_reason":null,"exit":%d}\n' % code)
+        assert done.returncode == 5, (stage, done.returncode, done.stderr)
