@@ -234,15 +234,16 @@ def render(
         draft = painter.draft
         if not terminal:
             view.line_break()  # a diagnostic starts a line of its own, not glued to the answer
+        named = f"{path}: " if len(paths) > 1 else ""  # which of the answers a diagnostic is about
         if end.status is not Status.COMPLETE:
             if not terminal:
                 if end.status is Status.TRUNCATED and end.exit is None and end.detail == NO_STREAM:
-                    warn("render", f"truncated: {NO_STREAM}")
+                    warn("render", f"{named}truncated: {NO_STREAM}")
                 elif end.status is Status.TRUNCATED and end.exit is None:
-                    warn("render", f"truncated: the response was cut off ({end.detail or 'no terminal event'}); "
-                                   "it can be retried")
+                    warn("render", f"{named}truncated: the response was cut off "
+                                   f"({end.detail or 'no terminal event'}); it can be retried")
                 elif end_message(end):
-                    warn("render", end_message(end))
+                    warn("render", named + end_message(end))
             return end_exit_code(end)
         if output:
             persist.write_atomic(output, view_text(draft.answer))
@@ -252,9 +253,9 @@ def render(
         if strict and code is ExitCode.OK and draft.refusal:  # a refusal is an early stop
             code = ExitCode.STOPPED_EARLY
             if not terminal:
-                warn("render", "the model refused")
+                warn("render", f"{named}the model refused")
         elif stopped_early(end.stop_reason) and not terminal:  # said with or without --strict
-            warn("render", f"the model stopped early ({end.stop_reason})")
+            warn("render", f"{named}the model stopped early ({end.stop_reason})")
         return code
 
     out: Output | None = None
@@ -276,6 +277,8 @@ def render(
             try:
                 if terminal and len(paths) > 1:
                     _write_terminal(f"\x1b[1m{safe(path)}\x1b[0m\n")  # which input the answer below is
+                elif not out.at_line_start:  # a cut answer has no final newline: the next one
+                    out.send(b"\n")          # starts a line of its own, not glued to it
                 result = one("<stdin>" if path == "-" else path, fd)
             finally:
                 if path != "-":

@@ -207,7 +207,13 @@ def test_several_files_are_drawn_in_turn_and_the_exit_code_is_the_first_failure(
                        env=clean_env(), timeout=PATIENCE)
     assert r.returncode == 3
     assert r.stdout.startswith((ANSWER + "\n").encode()) and r.stdout.endswith((ANSWER + "\n").encode())
-    assert r.stderr.decode().count("truncated") == 1
+    assert r.stderr.decode().count("truncated") == 1 and f"sse-tool render: {CUT}: truncated" in r.stderr.decode()
+    # the cut answer has no newline of its own: the next answer starts a line all the same
+    half = tmp_path / "half.jsonl"
+    half.write_bytes(records(delta("Half an"), end("truncated")))
+    cut_first = subprocess.run([*SSE_TOOL, "render", str(half), str(FULL)], capture_output=True, env=clean_env(),
+                               timeout=PATIENCE)
+    assert cut_first.stdout == b"Half an\n" + (ANSWER + "\n").encode()
     both = run("-o", str(tmp_path / "x"), str(FULL), str(FULL))
     assert both.returncode == 2 and "one input" in both.stderr.decode()
 
