@@ -152,7 +152,10 @@ def fetch(
     redactor = Redactor(os.environ.get(v, "") for p in PROVIDERS.values() for v in p.key_variables)
     for variable in PROXY_VARIABLES:
         if proxy := os.environ.get(variable, "").strip():
-            redactor.learn_url(proxy if "://" in proxy else "http://" + proxy)
+            try:
+                redactor.learn_url(proxy if "://" in proxy else "http://" + proxy)
+            except ValueError as exc:  # (the value itself not said: it may hold a password)
+                raise typer.BadParameter(f"not a proxy URL: {exc}", param_hint=variable) from None
 
     said: list[str] = []  # for -w's %{errormsg}: the last thing said
 

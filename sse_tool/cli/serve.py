@@ -418,11 +418,16 @@ def _resume_store(resumable, size, ttl, upstream, mode, record_dir):
 def _relay(upstream, provider, redactor, allow_path, limit, folder=None, resume=None):
     from ..serve.faults import provider_for_host
 
-    parts = urlsplit(upstream)
-    if (parts.scheme not in ("http", "https") or not parts.hostname or parts.query
+    try:
+        parts = urlsplit(upstream)
+        parts.port  # (reads the host and the port, and checks both)
+    except ValueError:
+        parts = None
+    if (parts is None or parts.scheme not in ("http", "https") or not parts.hostname or parts.query
             or parts.fragment or "@" in parts.netloc):
+        # (the URL as given may hold the very credentials it must not: said redacted)
         raise ServeUsage("--upstream: expected an http(s) base URL without credentials, "
-                         f"query or fragment, got {upstream!r}")
+                         f"query or fragment, got {redactor.text(upstream)!r}")
     name = provider.value if provider else provider_for_host(parts.hostname)
     if name is None:
         raise ServeUsage(f"--upstream: cannot tell whose key {parts.hostname} takes: "

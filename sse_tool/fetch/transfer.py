@@ -87,10 +87,15 @@ def stream(
             headers={"User-Agent": USER_AGENT},
             event_hooks={"request": [strip_secrets_across_origins(request.url)]},
         )
-    except ImportError:
+    except ImportError as exc:  # an optional package httpx needs for what was asked
+        if "socksio" in str(exc):
+            raise UsageError("a SOCKS proxy (from ALL_PROXY, HTTPS_PROXY, ...) needs the socksio package: "
+                             "pip install socksio") from None
         raise UsageError("--http2 needs the h2 package: pip install 'sse-tool[http2]'") from None
     except httpx.InvalidURL as exc:  # a URL that reads as one, but not to httpx
         raise UsageError(f"bad URL: {exc}") from None
+    except ValueError as exc:  # a proxy from the environment httpx cannot use (its URL not said:
+        raise UsageError(f"a proxy variable: {str(exc).split(' URL(')[0]}") from None  # a password)
     except OSError as exc:  # httpx loads SSL_CERT_FILE / SSL_CERT_DIR here
         raise UsageError(ca_text(exc, trust_env)) from None
     removed = {n.lower() for n, v in request.headers if not v.strip()}

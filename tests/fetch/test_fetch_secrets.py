@@ -159,6 +159,24 @@ def test_a_proxy_407_that_echoes_proxy_authorization_shows_no_credentials(tmp_pa
         assert PASSWORD.encode() not in data and basic.encode() not in data
 
 
+@pytest.mark.parametrize("variable, value, said", [
+    ("HTTP_PROXY", f"http://alice:{PASSWORD}@[bad", "invalid value for HTTP_PROXY: not a proxy URL"),
+    ("ALL_PROXY", f"http://[{PASSWORD}", "invalid value for ALL_PROXY: not a proxy URL"),
+    ("HTTP_PROXY", f"ftp://alice:{PASSWORD}@127.0.0.1:21", "a proxy variable: Unknown scheme for proxy URL"),
+    ("HTTP_PROXY", f"socks5://alice:{PASSWORD}@127.0.0.1:1", "a SOCKS proxy"),
+], ids=["bad-ipv6", "bad-all-proxy", "scheme", "socks"])
+def test_a_proxy_variable_fetch_cannot_use_is_a_usage_error_that_shows_no_password(variable, value, said):
+    import importlib.util
+
+    if value.startswith("socks") and importlib.util.find_spec("socksio"):
+        pytest.skip("socksio is installed: a SOCKS proxy is usable")
+    done = run_fetch("http://127.0.0.1:9/x", env={variable: value, "NO_PROXY": ""})
+    assert done.returncode == 2, done.stderr
+    text = done.stderr.decode()
+    assert said in text and text.count("\n") == 1 and "Traceback" not in text
+    assert PASSWORD not in text
+
+
 @pytest.mark.parametrize("at", [150, 185, 195, 199, 205])
 def test_a_key_at_the_edge_of_a_long_message_is_masked_whole_before_the_message_is_cut(at):
     def echo(seen):

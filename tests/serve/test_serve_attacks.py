@@ -259,6 +259,20 @@ def test_an_allowed_origin_gets_cors_with_its_preflight(upstream):
         assert serve.stop() == 130
 
 
+@pytest.mark.parametrize("url", [
+    "http://user:UPWSECRET99@127.0.0.1:9/?key=QKEYSECRET99", "http://:UPWSECRET99@127.0.0.1:9/",
+    "https://127.0.0.1:9/v1?api_key=QKEYSECRET99&x=1", "http://[::1:UPWSECRET99@/", "http://[bad?key=QKEYSECRET99",
+    "ftp://u:UPWSECRET99@127.0.0.1/",
+])
+def test_a_refused_upstream_url_is_said_without_the_credentials_it_holds(url):
+    # the URL was refused for holding credentials: the message must not repeat them
+    done = subprocess.run([*SSE_TOOL, "serve", "--upstream", url, "--provider", "none", "--port", "0"],
+                          capture_output=True, timeout=20, env=clean_env())
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.decode().count("\n") == 1 and "--upstream" in done.stderr.decode()
+    assert b"SECRET99" not in done.stderr and b"Traceback" not in done.stderr, done.stderr
+
+
 def test_a_relay_open_to_the_network_needs_a_token_which_may_stay_out_of_ps(upstream):
     done = subprocess.run([*SSE_TOOL, "serve", "--upstream", upstream.base, "--provider", "anthropic",
                            "--host", "0.0.0.0", "--allow-remote", "--port", "0"],
