@@ -191,9 +191,14 @@ def _attempt(client, request, headers, attempt, run, follow_redirects, trace=Non
     yield Sending(req.method, str(req.url), _sent_headers(req), request.body, attempt)
     req.extensions["trace"] = run.trace if trace is None else _both(run.trace, trace)
     dog = Watchdog(run, run.clock())  # the head is under the first-byte and total deadlines
+    sent = req  # the request of the hop under way: a failure is said of its host
+    # An Authorization header given (-H) is sent as given, as curl does: httpx would put
+    # the URL's user:password over it as Basic auth (a no-op Auth keeps it from that).
+    given = any(name.lower() == "authorization" for name, _ in request.headers)
+    auth = httpx.Auth() if given else httpx.USE_CLIENT_DEFAULT
     try:
         try:
-            response = client.send(req, stream=True)
+            response = client.send(req, stream=True, auth=auth)
             # Redirects are followed here, not by httpx, so that each hop's head is said as
             # it comes and one past --max-redirs is the final head, as curl reports it.
             hops = 0
@@ -205,7 +210,8 @@ def _attempt(client, request, headers, attempt, run, follow_redirects, trace=Non
                 with closing(response):  # its body is never read: a hostile one may not end
                     yield _head(response, run, final=False)
                 hops += 1
-                response = client.send(response.next_request, stream=True)
+                sent = response.next_request
+                response = client.send(sent, stream=True, auth=auth)
         except httpx.ConnectTimeout:
             raise run.timed_out(connect_which) from None
         except httpx.PoolTimeout:
@@ -216,12 +222,14 @@ def _attempt(client, request, headers, attempt, run, follow_redirects, trace=Non
             # The URL asked for is http(s): only a redirect can lead elsewhere (javascript:, data:)
             raise HttpError(f"redirect to a URL that is not http or https: {detail(exc)}",
                             Failure("status")) from None
+        except httpx.LocalProtocolError as exc:  # what was asked cannot be sent (a CR or LF
+            raise UsageError(f"bad request: {detail(exc)}") from None  # in a header, a method with a space)
         except httpx.TransportError as exc:
             if dog.fired:  # the watchdog shut the socket while the head was coming
                 raise run.timed_out(dog.fired) from None
             # A refused certificate is refused again: it is not worth a retry.
             kind = "certificate" if refused_certificate(exc) else "network"
-            raise ConnectionFailed(network_text(req, exc), Failure(kind)) from None
+            raise ConnectionFailed(network_text(sent, exc), Failure(kind)) from None
         with closing(response):
             head = _head(response, run)
             yield head

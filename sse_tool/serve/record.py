@@ -37,12 +37,25 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 def recording_name(method: str, url: str, body: bytes) -> str:
-    """``<path slug>-<hash of the method and normalised body>.rec``."""
-    slug = _UNSAFE.sub("-", urlsplit(url).path.strip("/")).strip("-.")[:80] or "root"
+    """``<path slug>-<hash of the method, the normalised body and what the slug does not
+    say>.rec``. The slug spells a plain path (``/v1/chat/completions``) exactly; the query
+    and any other path (Gemini's ``models/gemini-2.5-flash:streamGenerateContent``, where
+    ``?alt=sse`` asks for another framing; a path cut at 80 characters) go into the hash
+    too, so that two requests that differ there are two recordings. ``url`` is redacted:
+    the relay's key, in a query, goes into no hash."""
+    parts = urlsplit(url)
+    path = parts.path.strip("/")
+    slug = _UNSAFE.sub("-", path).strip("-.")[:80] or "root"
     parsed = parse_body(body)
     canonical = orjson.dumps(normalised(parsed), option=orjson.OPT_SORT_KEYS) if parsed else body
-    digest = hashlib.sha256(method.encode() + b" " + canonical).hexdigest()[:12]
+    said = not parts.query and len(path) <= 80 and _PLAIN.fullmatch(path) is not None
+    rest = b"" if said else f" {parts.path}?{parts.query}".encode()
+    digest = hashlib.sha256(method.encode() + b" " + canonical + rest).hexdigest()[:12]
     return f"{slug}-{digest}.rec"
+
+
+#: a path the slug spells exactly ("/" as "-", nothing else changed)
+_PLAIN = re.compile(r"[A-Za-z0-9._/]*")
 
 
 class Recorder:
@@ -81,7 +94,7 @@ class Take:
                  headers: list[tuple[str, str]]) -> None:
         folder = self._recorder.folder
         body = bytes(self._body)
-        self.path = folder / recording_name(self._method, self._url, body)
+        self.path = folder / recording_name(self._method, self._recorder._redactor.url(self._url), body)
         self._partial = folder / f".{self.path.name}.{os.getpid()}.{id(self)}.partial"
         try:
             self._file = open(self._partial, "w", encoding="utf-8", newline="\n")

@@ -104,3 +104,30 @@ def test_a_retry_no_sleep_can_take_is_a_wait_of_a_day_not_an_internal_error():
         server.close()
     assert b"internal error" not in err and b"capped at a day" in err, err
     assert proc.returncode == 130 and out.startswith(b"retry: 9300000000000\nid: 1\ndata: a\n\n")
+
+
+def test_a_request_that_cannot_be_sent_is_a_usage_error_not_a_network_failure():
+    server = served(head() + EVENTS)
+    try:
+        for args in (["-H", "X-A: a\r\nInjected: b"], ["-X", "GET /x HTTP/1.1"]):
+            done = fetch(*args, server.base + "/x")
+            assert done.returncode == 2 and done.stdout == b"", (args, done.stderr)
+            assert done.stderr.startswith(b"sse-tool fetch: bad request: ") and done.stderr.count(b"\n") == 1
+        assert not any(s.header("injected") for s in server.seen)  # nothing of it went out
+    finally:
+        server.close()
+
+
+def test_a_failure_after_a_redirect_names_the_host_that_failed():
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        closed = s.getsockname()[1]  # nobody listens there once the block ends
+    server = served(head(b"302 Found", b"Location: http://127.0.0.1:%d/x\r\nContent-Length: 0\r\n" % closed))
+    try:
+        done = fetch("-L", server.base + "/start")
+    finally:
+        server.close()
+    assert done.returncode == 7
+    assert f"cannot connect to 127.0.0.1:{closed}:".encode() in done.stderr, done.stderr

@@ -215,3 +215,21 @@ def test_a_mixed_case_key_quoted_in_a_header_name_is_masked_whatever_its_case(tm
     for shown in (done.stderr, rec.read_bytes()):
         assert key.lower().encode() not in shown.lower()
         assert shown.lower().count(b"x-lower-<redacted>") == 1 and shown.lower().count(b"x-upper-<redacted>") == 1
+
+
+def test_an_authorization_header_given_is_sent_over_the_url_s_user_and_password(tmp_path):
+    # as curl does; httpx put Basic auth from the URL in its place, while the recording said
+    # the header given had gone out
+    server = Catcher("127.0.0.1")
+    try:
+        rec = tmp_path / "a.rec"
+        given = run_fetch("--record", str(rec), "-H", f"Authorization: Bearer {KEY}",
+                          f"http://alice:{PASSWORD}@127.0.0.1:{server.port}/v1/x")
+        plain = run_fetch(f"http://alice:{PASSWORD}@127.0.0.1:{server.port}/v1/x")
+    finally:
+        server.close()
+    assert given.returncode == 0 and plain.returncode == 0, given.stderr
+    assert [s.header("authorization") for s in server.seen] == [
+        f"Bearer {KEY}", "Basic " + base64.b64encode(f"alice:{PASSWORD}".encode()).decode()]
+    sent = [h for h in load_recording(rec).request.headers if h[0].lower() == "authorization"]
+    assert sent == [("Authorization", "Bearer <redacted>")], sent

@@ -225,3 +225,20 @@ def test_the_new_options_refuse_what_cannot_work(args, message, tmp_path):
     done = run("serve", "--port", "0", *args)
     assert done.returncode == 2, done.stderr
     assert message in done.stderr.decode() and b"Traceback" not in done.stderr
+
+
+def test_requests_that_differ_in_their_query_or_an_unspelled_path_get_two_recordings():
+    from sse_tool.serve.record import recording_name
+
+    body = b'{"contents": [{"parts": [{"text": "Hi"}]}]}'
+    gemini = "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:streamGenerateContent"
+    names = {recording_name("POST", gemini + "?alt=sse", body), recording_name("POST", gemini, body),
+             recording_name("POST", "http://u/v1/chat/completions", b"{}"),
+             recording_name("POST", "http://u/v1/chat-completions", b"{}"),
+             recording_name("POST", "http://u/" + "a" * 81, b"{}"), recording_name("POST", "http://u/" + "a" * 82, b"{}")}
+    assert len(names) == 6
+    # a plain path without a query is named as before (method and body in the hash)
+    import hashlib
+
+    assert recording_name("POST", "http://u/v1/messages", b"") == \
+        f"v1-messages-{hashlib.sha256(b'POST ').hexdigest()[:12]}.rec"
