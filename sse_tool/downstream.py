@@ -30,10 +30,10 @@ _PROGRAM = (b"sse-tool", b"sse_tool")
 
 def read_by_a_stage(fd: int = 1, wait: float = 2.0, clock=time.monotonic, sleep=time.sleep) -> bool:
     """True if ``fd`` is a pipe whose reader is a running ``frame``, ``normalize``,
-    ``render`` or ``inspect`` of sse-tool. On a loaded machine a stage may fail before the shell has
-    started the next one, so while no reader is found, or the one found is still the
-    shell (forked, its program not yet run: its command line is our parent's), ``/proc``
-    is asked again for up to ``wait`` seconds."""
+    ``render`` or ``inspect`` of sse-tool. On a loaded machine a stage may fail before the
+    shell has started the next one, so while no reader is found, or the one found is still
+    the shell (forked, its program not yet run: its command line is our parent's),
+    ``/proc`` is asked again for up to ``wait`` seconds."""
     try:
         link = os.readlink(f"/proc/self/fd/{fd}")
     except OSError:

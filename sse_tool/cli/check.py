@@ -310,7 +310,6 @@ class _Report:
             self.out.send(orjson.dumps(report.sarif(self._sarif), option=orjson.OPT_INDENT_2) + b"\n")
 
 
-
 def _print_table(out: Output, draw, width: int | None = None) -> None:
     """A rich table (``draw(console)``): on a terminal in colour, as rich decides from
     NO_COLOR and FORCE_COLOR; into a pipe or a file plain text whatever they say, ``width``

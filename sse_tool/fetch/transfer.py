@@ -94,8 +94,10 @@ def stream(
         raise UsageError("--http2 needs the h2 package: pip install 'sse-tool[http2]'") from None
     except httpx.InvalidURL as exc:  # a URL that reads as one, but not to httpx
         raise UsageError(f"bad URL: {exc}") from None
-    except ValueError as exc:  # a proxy from the environment httpx cannot use (its URL not said:
-        raise UsageError(f"a proxy variable: {str(exc).split(' URL(')[0]}") from None  # a password)
+    except ValueError as exc:
+        # a proxy from the environment that httpx cannot use; its URL is not said (httpx
+        # puts it in its message): it may hold a password
+        raise UsageError(f"a proxy variable: {str(exc).split(' URL(')[0]}") from None
     except OSError as exc:  # httpx loads SSL_CERT_FILE / SSL_CERT_DIR here
         raise UsageError(ca_text(exc, trust_env)) from None
     removed = {n.lower() for n, v in request.headers if not v.strip()}
@@ -222,8 +224,9 @@ def _attempt(client, request, headers, attempt, run, follow_redirects, trace=Non
             # The URL asked for is http(s): only a redirect can lead elsewhere (javascript:, data:)
             raise HttpError(f"redirect to a URL that is not http or https: {detail(exc)}",
                             Failure("status")) from None
-        except httpx.LocalProtocolError as exc:  # what was asked cannot be sent (a CR or LF
-            raise UsageError(f"bad request: {detail(exc)}") from None  # in a header, a method with a space)
+        except httpx.LocalProtocolError as exc:
+            # what was asked cannot be sent (a CR or LF in a header, a method with a space)
+            raise UsageError(f"bad request: {detail(exc)}") from None
         except httpx.TransportError as exc:
             if dog.fired:  # the watchdog shut the socket while the head was coming
                 raise run.timed_out(dog.fired) from None
