@@ -44,6 +44,8 @@ Examples:
 Inputs: recordings (fetch --record: timing from the recording, t=0 when the request was
 sent), plain stream files (structure only, no timing) and stdin live (t=0 when inspect
 started reading). One input gets a full report, several get a row each and aggregates.
+In a pipe, a failure of fetch or replay (an HTTP error, a timeout) is the verdict, and
+--tee passes it on to the next stage.
 --fail-on CONDITIONS (comma-separated): truncated, error, early (complete but stopped
 early), burst, stall=DURATION (longest stall at least that), ttft=DURATION (first token
 at least that late, or never), tps=N (output slower than N tokens a second).

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import signal
-import sys
 from enum import Enum
 from typing import List, Optional
 from urllib.parse import urlsplit
@@ -231,7 +230,7 @@ def serve(
                                     timeout_graceful_shutdown=1, use_colors=False)
             logging.getLogger("uvicorn.error").addFilter(QuietCuts())
             server = ctrl_c.server = uvicorn.Server(config)
-            if not ctrl_c.pressed:
+            if not ctrl_c.pressed:  # (pressed later: the server is told to stop)
                 server.run(sockets=[sock])
         if ctrl_c.pressed:
             raise KeyboardInterrupt
@@ -241,20 +240,20 @@ def serve(
 
 
 class _CtrlC:
-    """Ctrl-C for serve, while it holds: a flag the server stops on, not only an exception.
+    """Ctrl-C for serve, while it holds: a flag, never an exception.
 
-    Python raises KeyboardInterrupt wherever the main thread is; inside a weakref callback
-    or a ``__del__`` (the event loop starting or closing) it is printed and dropped. Before
-    uvicorn took SIGINT, that left serve listening for ever; after, uvicorn raises the
-    signal again on its way out, and a dropped one made an interrupted serve exit 0. The
-    flag cannot be dropped: once the server exists, Ctrl-C only asks it to stop, and the
-    caller exits 130 when it has.
+    Python raises KeyboardInterrupt wherever the main thread is: inside a weakref callback
+    or a ``__del__`` (the event loop starting or closing) it is printed and dropped (serve
+    listened on, or exited 0), and between a lock's acquire and its release it leaves the
+    lock to fail later (a RuntimeError, exit 1). So Ctrl-C only sets ``pressed`` and, once
+    the server exists, asks it to stop; the caller starts no server once it is pressed,
+    and exits 130 when the server has stopped.
     """
 
     def __init__(self) -> None:
         self.pressed = False
         self.server = None
-        self._restore = None
+        self._taken = False
 
     def __enter__(self) -> "_CtrlC":
         # only in place of KeyboardInterrupt: an ignored SIGINT stays ignored, and outside
@@ -262,34 +261,20 @@ class _CtrlC:
         if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
             try:
                 signal.signal(signal.SIGINT, self)
+                self._taken = True
             except ValueError:
-                return self
-            hook = sys.unraisablehook
-            sys.unraisablehook = _quiet_dropped_interrupts(hook)
-            self._restore = hook
+                pass
         return self
 
     def __exit__(self, *exc) -> None:
-        if self._restore is not None:
+        if self._taken:
             signal.signal(signal.SIGINT, signal.default_int_handler)
-            sys.unraisablehook, self._restore = self._restore, None
+            self._taken = False
 
     def __call__(self, signum, frame) -> None:
         self.pressed = True
-        if self.server is None:
-            raise KeyboardInterrupt  # during set-up: end at once (were it dropped, the flag
-            # still keeps the server from starting)
-        self.server.should_exit = True
-
-
-def _quiet_dropped_interrupts(hook):
-    """The flag has the Ctrl-C a weakref callback dropped: no "Exception ignored" for it."""
-
-    def quiet(unraisable) -> None:
-        if not isinstance(unraisable.exc_value, KeyboardInterrupt):
-            hook(unraisable)
-
-    return quiet
+        if self.server is not None:
+            self.server.should_exit = True
 
 
 def _is_loopback(host: str) -> bool:
