@@ -23,6 +23,7 @@ from functools import lru_cache
 from operator import attrgetter, sub
 
 from ..decode import BOM
+from ..marker import LINE_STARTS
 from ..sse import RESET_COMMENT
 from .rules import ERROR, WARNING, Finding, Rule, rule
 from .stream import _64K, long_line
@@ -425,8 +426,11 @@ class Blocks:
         if start == end:  # only the marker (and the cut attempt's lines): sse-tool's, not the server's
             return
         names: dict[bytes, None] = {}  # the fields' names, in order, the first few
-        fields, more = 0, False
+        fields, more, server = 0, False, False
         for t in _split(buf, start, end):
+            if t[0].startswith(LINE_STARTS):  # an earlier stage's marker: sse-tool's, not the server's
+                continue
+            server = True
             name = self._line(t, base, index, out)
             if name is not None:
                 fields += 1
@@ -434,6 +438,8 @@ class Blocks:
                     names[name] = None
                 else:
                     more = True
+        if not server:
+            return
         if not fields:
             note = ", after an id: was set (openai-python dispatches it)" if self._sticky_id else ""
             out.append(COMMENT_ONLY_BLOCK.at(base + start, index, f"a block of only comment lines{note}"))

@@ -72,6 +72,7 @@ def test_every_finding_names_a_line_the_input_has_and_the_byte_s_own_line(data, 
 @settings_
 @given(streams, st.integers(min_value=0, max_value=2000))
 @example(data=b'{"done":true}data: data: data: data: data: data: data: data: \xff\n', cut=62)
+@example(data=b': sse-tool resetdata: data: data: data: data: data: \n\n{', cut=54)  # a marker line, then NDJSON
 def test_a_prefix_adds_only_truncation_findings(data, cut):
     try:
         found = check(data)

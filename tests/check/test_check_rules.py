@@ -448,3 +448,13 @@ def test_anthropic_events_without_type_or_index_are_said_without_python_s_none()
     assert "content_block_delta without an index: it names no block" in messages
     assert "content_block_stop without an index: it names no block" in messages
     assert not any("None" in m for m in messages), messages
+
+
+@pytest.mark.parametrize("marker", [b": sse-tool note fetch: retry 1/2 in 1s", b":sse-tool exit-ish", b": sse-tool reset"])
+def test_a_block_of_an_earlier_stage_s_markers_is_no_keep_alive_finding(marker):
+    # sse-tool's own lines (a retry's note before the body), not the server's comments: the
+    # framers skip them, so the checker does not judge them as the stream's keep-alive
+    assert findings(marker + b"\n\n" + OK_CHAT) == []
+    found = findings(marker + b"\n: keep-alive\n\n" + OK_CHAT)  # the server's comment still counts
+    assert [f.rule.id for f in found] == ["sse.comment-only-block"]
+
