@@ -23,7 +23,7 @@ from functools import lru_cache
 from operator import attrgetter, sub
 
 from ..decode import BOM
-from ..marker import LINE_STARTS
+from ..marker import is_marker_line
 from ..sse import RESET_COMMENT
 from .rules import ERROR, WARNING, Finding, Rule, rule
 from .stream import _64K, long_line
@@ -428,7 +428,7 @@ class Blocks:
         names: dict[bytes, None] = {}  # the fields' names, in order, the first few
         fields, more, server = 0, False, False
         for t in _split(buf, start, end):
-            if t[0].startswith(LINE_STARTS):  # an earlier stage's marker: sse-tool's, not the server's
+            if is_marker_line(t[0]):  # an earlier stage's marker: sse-tool's, not the server's
                 continue
             server = True
             name = self._line(t, base, index, out)
