@@ -18,9 +18,9 @@ _LISTENING = re.compile(r"listening on (http://127\.0\.0\.1:\d+)/")
 
 
 class ServeProcess:
-    def __init__(self, *args: str, env: dict | None = None, ready: bool = True) -> None:
+    def __init__(self, *args: str, env: dict | None = None, ready: bool = True, cwd=None) -> None:
         self.proc = subprocess.Popen(
-            [*SSE_TOOL, "serve", "--port", "0", *args], stdin=subprocess.DEVNULL,
+            [*SSE_TOOL, "serve", "--port", "0", *args], stdin=subprocess.DEVNULL, cwd=cwd,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             # (a serve that will not stop dumps its threads' stacks on SIGABRT: see stop)
             env=clean_env(PYTHONFAULTHANDLER="1", **(env or {})),

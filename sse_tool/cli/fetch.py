@@ -126,9 +126,10 @@ def fetch(
     reconnect_limit: Optional[int] = typer.Option(
         None, "--reconnect-limit", min=0, metavar="N",
         help="At most N reconnections (implies --reconnect; default: no limit)."),
-    reconnect_delay: str = typer.Option(
-        "3s", "--reconnect-delay", metavar="DURATION",
-        help="Wait before reconnecting until the stream sets retry: (backoff on repeated failures)."),
+    reconnect_delay: Optional[str] = typer.Option(
+        None, "--reconnect-delay", metavar="DURATION",
+        help="Wait before reconnecting until the stream sets retry: (backoff on repeated failures; "
+             "implies --reconnect; default: 3s)."),
     record: Optional[str] = typer.Option(None, "--record", metavar="FILE", help="Save the exchange: request, response head, every body chunk with its arrival time, secrets masked (replay, serve, inspect and check read it)."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Show request and response headers on stderr (secrets redacted)."),
     write_out: Optional[str] = typer.Option(None, "--write-out", "-w", metavar="FORMAT",
@@ -148,7 +149,7 @@ def fetch(
         idle=_duration(idle_timeout, "--idle-timeout"), total=_duration(max_time, "--max-time"),
     )
     delay = parse_duration(retry_delay, "--retry-delay")
-    reconnect_wait = parse_duration(reconnect_delay, "--reconnect-delay")
+    reconnect_wait = parse_duration(reconnect_delay or "3s", "--reconnect-delay")
     redactor = Redactor(os.environ.get(v, "") for p in PROVIDERS.values() for v in p.key_variables)
     for variable in PROXY_VARIABLES:
         if proxy := os.environ.get(variable, "").strip():
@@ -181,7 +182,8 @@ def fetch(
         nonlocal out
         out = Output()
         try:
-            reconnections = _reconnect_option(reconnect, reconnect_limit, retry_partial)
+            reconnections = _reconnect_option(reconnect or reconnect_delay is not None, reconnect_limit,
+                                              retry_partial)
             request = _request(url, method, header or [], data, json_data, provider, Generation(
                 model=model or "", prompt=prompt or "", system=system, max_tokens=max_tokens,
                 temperature=temperature, reasoning=reasoning,

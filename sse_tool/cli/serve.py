@@ -33,7 +33,7 @@ EPILOG = """\b
 Examples:
   sse-tool serve why.rec tests/fixtures/        # GET / lists the paths
   sse-tool fetch 'http://127.0.0.1:8000/why?cut_after_events=3' | sse-tool render
-  sse-tool fetch 'http://127.0.0.1:8000/why?status=429&retry_after=1' --retry 2
+  sse-tool fetch 'http://127.0.0.1:8000/why?status=429&retry_after=1&times=1' --retry 2
   sse-tool serve --fault chunk=1 --fault chunk_delay=20ms --speed 0 stream.sse
   sse-tool serve --as openai --as anthropic recordings/   # SDK base URL: http://127.0.0.1:8000/v1
   OPENAI_API_KEY=sk-... sse-tool serve --upstream https://api.openai.com \\

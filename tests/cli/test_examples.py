@@ -11,13 +11,17 @@ it are not printed, in order (``...`` standing for any text); ``echo $?`` with a
 ``# N`` comment must print N.
 
 What cannot run here is left out by a rule in NOT_HERE, each with its reason (the network
-above all); an example no rule covers must run.
+above all); an example no rule covers must run. An example that reads from the local
+server (``127.0.0.1:8000``) runs against a real ``sse-tool serve`` started as the last
+``sse-tool serve`` example before it in the same file says (on a free port), and its
+request must succeed (an HTTP error, 6, a network failure, 7, or a timeout, 8, fail it).
 """
 
 from __future__ import annotations
 
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -30,12 +34,14 @@ import typer
 from sse_tool.cli import COMMANDS, build
 
 from ..file_server import FileServer
+from ..serve_process import ServeProcess
 from ..support import FIXTURES, ROOT, SAMPLES, SSE_TOOL, clean_env
 
 class Example(NamedTuple):
     where: str  # file:line
     command: str
     shown: tuple[str, ...] = ()  # what the README prints under it
+    served: tuple[str, ...] = ()  # the arguments of the serve it reads from
 
 
 #: why an example cannot run here: the first rule that matches says
@@ -43,9 +49,9 @@ NOT_HERE = [
     (r"\bfetch\b[^|]*(--provider|https?://(?!127\.0\.0\.1|localhost)|\bURL\b|\$URL|\.\.\.)|(^|\|\s*)curl\b",
      "asks a provider or a host on the network"),
     (r"--upstream", "relays to a provider on the network"),
-    (r"pip install|python -m pytest|bench/", "installs, or runs the suite or the benchmarks"),
+    (r"pip install|\bpytest\b|bench/", "installs, or runs a test suite or the benchmarks"),
     (r"(^|\s)sse-tool serve\b", "starts a server that runs until stopped (tests/serve/)"),
-    (r"127\.0\.0\.1:80[08]0", "reads from the server of the example before it"),
+    (r"127\.0\.0\.1:8080", "reads from a server of your own"),
     (r"--install-completion|> ~/", "writes to your home directory"),
     (r"(^|;\s*)man ", "reads the installed man pages (.ci/man checks them)"),
     (r"\btts\b", "speaks the text (a text-to-speech program)"),
@@ -158,13 +164,35 @@ def help_examples() -> list[Example]:
     return examples
 
 
-EXAMPLES = readme_examples() + man_examples() + help_examples()
+#: the local server's address in the docs, and an example that starts it
+LOCAL = "http://127.0.0.1:8000"
+_SERVE = re.compile(r"(?:[A-Z_]+=\S* )*sse-tool serve (.+)")
+
+
+def with_servers(examples: list[Example]) -> list[Example]:
+    """Each example that reads from ``LOCAL`` with the arguments of the ``sse-tool serve``
+    example last before it in the same file."""
+    started: dict[str, tuple[str, ...]] = {}
+    out = []
+    for example in examples:
+        source = example.where.split(":")[0]
+        if m := _SERVE.fullmatch(example.command):
+            started[source] = tuple(a for a in shlex.split(m.group(1), comments=True) if a != "&")
+        elif LOCAL in example.command and source in started:
+            example = example._replace(served=started[source])
+        out.append(example)
+    return out
+
+
+EXAMPLES = with_servers(readme_examples() + man_examples() + help_examples())
 
 
 def why_not(example: Example) -> str | None:
     for pattern, reason in NOT_HERE:
         if re.search(pattern, example.command, flags=re.M):
             return reason
+    if LOCAL in example.command and not example.served:
+        return "reads from a server no example before it starts"
     return None
 
 
@@ -211,6 +239,7 @@ def test_examples_are_found_in_every_source():
     assert {"README.md", "sse-tool"} <= sources
     assert {f"man/{p.name}" for p in (ROOT / "man").glob("*.1")} <= sources
     assert len(RUNNABLE) >= 40
+    assert sum(1 for e in RUNNABLE if e.served) >= 5
 
 
 def _matches(shown: tuple[str, ...], printed: list[str]) -> bool:
@@ -232,8 +261,16 @@ def test_the_example_runs_as_printed(example, workdir):
                     COLUMNS="200", NO_COLOR="1")
     if re.search(r"(^|\|\s*)jq\b", example.command, flags=re.M) and shutil.which("jq") is None:
         pytest.skip("jq is not installed")
-    done = subprocess.run(["bash", "-c", "set -o pipefail\n" + example.command], cwd=workdir, env=env,
-                          stdin=subprocess.DEVNULL, capture_output=True, timeout=120)
+    command = example.command
+    server = ServeProcess(*example.served, cwd=workdir) if example.served else None
+    try:
+        if server is not None:
+            command = command.replace(LOCAL, server.base)
+        done = subprocess.run(["bash", "-c", "set -o pipefail\n" + command], cwd=workdir, env=env,
+                              stdin=subprocess.DEVNULL, capture_output=True, timeout=120)
+    finally:
+        if server is not None:
+            server.stop()
     out, err = done.stdout.decode(errors="replace"), done.stderr.decode(errors="replace")
     said = f"{example.where}: {example.command}\nexit {done.returncode}\nstdout: {out[-2000:]}\nstderr: {err[-2000:]}"
     assert done.returncode not in (1, 2, 126, 127), said
@@ -242,5 +279,7 @@ def test_the_example_runs_as_printed(example, workdir):
     code = re.search(r"echo \$\?.*#\s*(?:nothing,\s*)?(\d+)", example.command)
     if code:
         assert printed[-1] == code.group(1), said
+    if example.served:  # the request itself must succeed: a path the server lacks is a 404 (6)
+        assert done.returncode not in (6, 7, 8), said
     assert _matches(example.shown, printed), said
 

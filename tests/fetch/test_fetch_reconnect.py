@@ -284,8 +284,19 @@ def test_the_exit_status_is_the_last_connections(served):
 
 
 def test_reconnect_and_retry_partial_are_one_or_the_other():
-    done = fetch("http://127.0.0.1:9/", "--reconnect", "--retry-partial")
-    assert done.returncode == 2 and "give one" in done.stderr
+    for option in (["--reconnect"], ["--reconnect-delay", "1ms"]):
+        done = fetch("http://127.0.0.1:9/", *option, "--retry-partial")
+        assert done.returncode == 2 and "give one" in done.stderr
+
+
+def test_a_reconnect_delay_alone_asks_for_reconnection(served):
+    # as --reconnect-limit does: an option of reconnection that did nothing would be a trap
+    serve, folder = served
+    done = fetch(serve.url("/short?cut_after_bytes=500&times=1"), "--reconnect-delay", "1ms",
+                 "-H", "X-Sse-Tool-Test: delay-alone")
+    assert done.returncode == 0, done.stderr
+    assert frames(done.stdout) == frames((folder / "short.sse").read_bytes())
+    assert "reconnect 1 in 0.001s" in done.stderr
 
 
 def test_a_recording_of_a_reconnected_stream_replays_as_the_stream(served, tmp_path):
