@@ -30,9 +30,9 @@ _EXPORTS = {
     "FrameEnd": "sse", "SseComment": "sse", "SseEvent": "sse", "SseParser": "sse",
     "SnapshotReader": "transport", "feed_all": "transport", "feed_snapshots": "transport",
     "Channel": "model", "Citation": "model", "Delta": "model", "End": "model", "Meta": "model",
-    "Part": "model", "Redacted": "model", "Reset": "model", "Signature": "model", "Status": "model",
-    "ToolCall": "model", "ToolResult": "model", "ToolStatus": "model", "Transcript": "model",
-    "Usage": "model",
+    "Note": "model", "Part": "model", "Record": "model", "Redacted": "model", "Reset": "model",
+    "Signature": "model", "Status": "model", "ToolCall": "model", "ToolResult": "model",
+    "ToolStatus": "model", "Transcript": "model", "Usage": "model",
     "ThinkTags": "think",
     "Normalizer": "normalize",
     "RecordReader": "pipeline",
@@ -42,8 +42,41 @@ _EXPORTS = {
 
 __all__ = sorted(_EXPORTS)
 
+# What a type checker reads (mypy and pyright take any ``TYPE_CHECKING`` as true): the names
+# with their types, which ``__getattr__`` alone would leave as Any, re-exported (``X as X``)
+# for ``--strict``. Not ``typing``'s: a pipe stage need not import typing for this.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .decode import Utf8Decoder as Utf8Decoder
+    from .errors import (
+        BadInput as BadInput, EventTooLarge as EventTooLarge, ExitCode as ExitCode,
+        SseToolError as SseToolError,
+    )
+    from .framing import AutoFramer as AutoFramer, sniff as sniff
+    from .eventstream import EventMessage as EventMessage, EventStreamParser as EventStreamParser
+    from .jsonarray import JsonArrayParser as JsonArrayParser
+    from .ndjson import NdjsonParser as NdjsonParser
+    from .sse import (
+        FrameEnd as FrameEnd, SseComment as SseComment, SseEvent as SseEvent,
+        SseParser as SseParser,
+    )
+    from .transport import (
+        SnapshotReader as SnapshotReader, feed_all as feed_all, feed_snapshots as feed_snapshots,
+    )
+    from .model import (
+        Channel as Channel, Citation as Citation, Delta as Delta, End as End, Meta as Meta,
+        Note as Note, Part as Part, Record as Record, Redacted as Redacted, Reset as Reset,
+        Signature as Signature, Status as Status, ToolCall as ToolCall, ToolResult as ToolResult,
+        ToolStatus as ToolStatus, Transcript as Transcript, Usage as Usage,
+    )
+    from .think import ThinkTags as ThinkTags
+    from .normalize import Normalizer as Normalizer
+    from .pipeline import RecordReader as RecordReader
+    from .reading import arecords as arecords, records as records
+    from .providers import PROVIDERS as PROVIDERS
 
-def __getattr__(name: str):
+
+def __getattr__(name: str) -> object:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'sse_tool' has no attribute {name!r}")

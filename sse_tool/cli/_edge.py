@@ -78,7 +78,12 @@ def warn(stage: str, message: str) -> None:
     """One diagnostic line on stderr, control characters shown as ``\\xHH``
     (``OutputFailed`` if stderr is closed or full)."""
     line = _CONTROL.sub(_escaped, " ".join(str(message).splitlines()))
-    text = f"sse-tool {stage}: {line}\n" if stage else f"sse-tool: {line}\n"
+    write_stderr(f"sse-tool {stage}: {line}\n" if stage else f"sse-tool: {line}\n")
+
+
+def write_stderr(text: str) -> None:
+    """``text`` on stderr as UTF-8 bytes whatever the locale, as on stdout, at once
+    (``OutputFailed`` if stderr is closed or full)."""
     if sys.stderr is None:  # started with stderr closed
         raise OutputFailed("stderr is closed")
     try:
@@ -87,7 +92,7 @@ def warn(stage: str, message: str) -> None:
         if stream is None:  # a text-only stderr (some test runners)
             sys.stderr.write(text)
             sys.stderr.flush()
-        else:  # UTF-8 bytes whatever the locale, as on stdout
+        else:
             stream.write(text.encode("utf-8", "replace"))
             stream.flush()
     except OSError as exc:

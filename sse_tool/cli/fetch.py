@@ -448,9 +448,7 @@ def _write_out(pieces, transfer: Transfer, code: int, error: str, say) -> None:
             except BrokenPipeError:
                 pass
         elif where == "stderr":
-            sys.stderr.flush()
-            sys.stderr.buffer.write(data)
-            sys.stderr.flush()
+            _edge.write_stderr(text)
         else:
             path = where.lstrip(">").strip()
             try:
@@ -462,8 +460,7 @@ def _write_out(pieces, transfer: Transfer, code: int, error: str, say) -> None:
 
 def _show(redactor: Redactor, mark: str, first: str, headers) -> None:
     lines = [mark + first] + [f"{mark}{n}: {v}" for n, v in redactor.headers(headers)]
-    sys.stderr.write("\n".join(redactor.text(line) for line in lines) + "\n" + mark.strip() + "\n")
-    sys.stderr.flush()
+    _edge.write_stderr("\n".join(redactor.text(line) for line in lines) + "\n" + mark.strip() + "\n")
 
 
 class _Recorder:

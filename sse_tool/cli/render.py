@@ -31,7 +31,7 @@ from ..render.view_plain import PlainView
 from ..sse import DEFAULT_MAX_EVENT_SIZE
 from ..think import MODES
 from ._edge import (Output, end_exit_code, end_message, open_input, parse_duration, parse_size, run_stage,
-                    say_note, say_skipped, warn)
+                    say_note, say_skipped, warn, write_stderr)
 
 From = Enum("From", {name: name for name in SOURCES}, type=str)
 Provider = Enum("Provider", {name: name for name in ["auto", *PROVIDERS]}, type=str)
@@ -144,11 +144,6 @@ def _on_resize(painter: Painter):
         pass
 
 
-def _stderr(text: str) -> None:
-    sys.stderr.write(text)
-    sys.stderr.flush()
-
-
 def render(
     files: Optional[List[str]] = typer.Argument(None, help="Inputs, drawn one after the other "
                                                            "(default: stdin; - is stdin)."),
@@ -204,7 +199,7 @@ def render(
             view = _terminal_view(color.value, reasoning=mode, markdown=markdown, on_truncate=on_truncate.value,
                                   policy=policy, footer=footer)
         else:
-            view = PlainView(out.send, _stderr, policy, reasoning=mode, on_truncate=on_truncate.value, note=say_note,
+            view = PlainView(out.send, write_stderr, policy, reasoning=mode, on_truncate=on_truncate.value, note=say_note,
                              shared_terminal=sys.stderr is not None and sys.stderr.isatty(),
                              out_terminal=sys.stdout is not None and sys.stdout.isatty())
         painter = Painter(view, clock, seconds)

@@ -54,3 +54,25 @@ def test_dir_lists_the_api_and_nothing_else():
     assert "__version__" in dir(sse_tool)
     for name in sse_tool.__all__:
         getattr(sse_tool, name)
+
+
+def test_a_type_checker_sees_every_exported_name_from_its_module():
+    # the names load on first use (__getattr__), which a type checker reads as untyped:
+    # the TYPE_CHECKING imports must name each export, from the module it is loaded from
+    import ast
+
+    tree = ast.parse((ROOT / "sse_tool" / "__init__.py").read_text(encoding="utf-8"))
+    block = next(node for node in tree.body if isinstance(node, ast.If)
+                 and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING")
+    aliases = [(alias, node.module) for node in block.body if isinstance(node, ast.ImportFrom)
+               for alias in node.names]
+    assert {alias.name: module for alias, module in aliases} == sse_tool._EXPORTS
+    # ``X as X``: re-exported, as ``mypy --strict`` (no implicit re-export) asks
+    assert all(alias.asname == alias.name for alias, _ in aliases)
+
+
+def test_every_record_a_reader_yields_is_exported():
+    from sse_tool.model import RECORD_TYPES
+
+    assert {cls.__name__ for cls in RECORD_TYPES.values()} <= set(sse_tool.__all__)
+    assert sse_tool.Record is sse_tool.model.Record
