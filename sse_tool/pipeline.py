@@ -37,6 +37,7 @@ from .model import (
 )
 from .ndjson import NdjsonParser
 from .normalize import Normalizer, failed_end
+from .providers import PROVIDERS
 from .runs import EventRun
 from .sse import DEFAULT_MAX_EVENT_SIZE, FrameEnd, SseComment, SseEvent
 from .think import ThinkTags
@@ -71,6 +72,8 @@ class RecordReader:
     ) -> None:
         if source not in SOURCES:
             raise ValueError(f"unknown source {source!r}")
+        if provider != "auto" and provider not in PROVIDERS:  # (at once, not when data comes)
+            raise ValueError(f"unknown provider {provider!r}")
         self.think_tags = think_tags
         self._think = None if think_tags == "off" else ThinkTags(think_tags)
         self._calls = ToolCallCheck()

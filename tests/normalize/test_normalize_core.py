@@ -250,3 +250,13 @@ def test_a_cut_inside_the_first_event_says_where_it_was_cut():
 def test_unknown_source_is_refused():
     with pytest.raises(ValueError):
         RecordReader(source="xml")
+
+
+def test_an_unknown_provider_is_refused_before_any_data():
+    # (it was taken, and an empty input then ended "truncated: no stream arrived")
+    import sse_tool
+
+    with pytest.raises(ValueError, match="unknown provider 'nope'"):
+        RecordReader("nope")
+    with pytest.raises(ValueError, match="unknown provider 'nope'"):
+        list(sse_tool.records([b""], provider="nope"))
