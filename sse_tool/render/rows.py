@@ -20,6 +20,11 @@ import re
 
 from rich.cells import cell_len
 
+try:
+    from rich.cells import split_graphemes as _split_graphemes
+except ImportError:  # rich < 14
+    _split_graphemes = None
+
 from .controls import safe
 
 _WORD = re.compile(r"\S+|\s+")
@@ -46,17 +51,25 @@ def raw_offsets(line: str) -> list[int] | None:
 
 
 def _fold(word: str, width: int) -> list[str]:
-    """A word wider than the row, cut into pieces that fit."""
-    pieces, piece, used = [], [], 0
-    for char in word:
-        w = cell_len(char)
-        if used + w > width and piece:
-            pieces.append("".join(piece))
-            piece, used = [], 0
-        piece.append(char)
+    """A word wider than the row, cut into pieces that fit, between grapheme clusters as
+    rich measures them (an emoji with a skin tone, a ZWJ sequence, a letter and its
+    accents stay whole, and each piece is as wide as ``cell_len`` says)."""
+    pieces, start, used = [], 0, 0
+    for begin, end, w in _clusters(word):
+        if used + w > width and begin > start:
+            pieces.append(word[start:begin])
+            start, used = begin, 0
         used += w
-    pieces.append("".join(piece))
+    pieces.append(word[start:])
     return pieces
+
+
+def _clusters(word: str) -> list[tuple[int, int, int]]:
+    """(start, end, cells) of each grapheme cluster; each code point with a rich that
+    does not cluster (before 14), whose ``cell_len`` then counts code points too."""
+    if _split_graphemes is not None:
+        return _split_graphemes(word)[0]
+    return [(i, i + 1, cell_len(char)) for i, char in enumerate(word)]
 
 
 def wrap(line: str, width: int) -> list[tuple[str, int]]:

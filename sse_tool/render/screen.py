@@ -17,7 +17,14 @@ only over rows it has just written itself. So:
 * after a resize the terminal may reflow or clip the old tail, however it likes: the
   paint overwrites it from its first row and clears below, at the new width;
 * the tail is kept shorter than the screen by its maker, so however long the answer,
-  each committed row reaches the scrollback exactly once.
+  each committed row reaches the scrollback exactly once;
+* the tail is drawn with autowrap off (DECAWM, ``ESC [ ? 7 l``), and autowrap is back on
+  before the paint ends: a terminal that draws a row wider than rich counts it (an emoji
+  with a skin tone or a ZWJ sequence, drawn as its parts) clips that row instead of
+  wrapping it onto one more line, so moving up by the tail's rows still lands on the
+  blank row (else each paint would leave a copy of the tail behind). Committed rows and
+  the final ones are written with autowrap on, so they are never clipped; a paint is
+  written whole, so no exit leaves autowrap off.
 
 A row no wider than the screen is written whole; the next one starts with ``\\r\\n`` (no
 cursor positioning that depends on the width). ``ESC [ K`` clears the rest of a row only
@@ -35,6 +42,7 @@ CLEAR_BELOW = "\x1b[J"
 HIDE_CURSOR = "\x1b[?25l"
 SHOW_CURSOR = "\x1b[?25h"
 BEGIN, END = "\x1b[?2026h", "\x1b[?2026l"
+NO_WRAP, WRAP = "\x1b[?7l", "\x1b[?7h"
 
 
 def _row(row: str, width: int) -> str:
@@ -70,9 +78,9 @@ class LiveScreen:
             out.append(_row(row, width) + "\r\n")
         self.committed += len(commit)
         if tail:
-            out.append(CLEAR_LINE + "\r\n")  # the blank row where the cursor will wait
+            out.append(CLEAR_LINE + "\r\n" + NO_WRAP)  # the blank row where the cursor will wait
             out.append("\r\n".join(_row(row, width) for row in tail))
-            out.append(CLEAR_BELOW + f"\x1b[{len(tail)}A\r")
+            out.append(CLEAR_BELOW + f"\x1b[{len(tail)}A\r" + WRAP)
         else:
             out.append(CLEAR_BELOW)
         self.tail_shown = bool(tail)

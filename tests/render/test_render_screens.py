@@ -343,3 +343,29 @@ def test_a_terminal_on_stdin_says_how_to_give_the_stream():
     os.killpg(term.proc.pid, signal.SIGINT)
     term.finish()
     assert term.lines()[0].startswith("sse-tool render: reading a stream from standard input, the terminal")
+
+
+# -- width disagreements ----------------------------------------------------------------------
+
+#: an emoji with a skin tone: one cluster of two cells for rich, four cells where the
+#: terminal draws the tone apart (tmux 3.3a; pyte too, which measures each code point)
+THUMB = "\U0001f44d\U0001f3fd"
+
+
+def test_emoji_the_terminal_draws_wider_than_rich_counts_reach_the_scrollback_once():
+    import json
+
+    term = render_term(cols=40, rows=12)
+    records = [json.dumps({"type": "delta", "channel": "answer", "text": THUMB + " "}).encode() + b"\n"
+               for _ in range(30)]
+    records.append(json.dumps({"type": "delta", "channel": "answer", "text": "done."}).encode() + b"\n")
+    records.append(b'{"type": "end", "status": "complete"}\n')
+    for record in records:  # a paint between deltas: each one redraws a tail too wide for the terminal
+        term.proc.stdin.write(record)
+        term.proc.stdin.flush()
+        term.pump(0.03)
+    term.proc.stdin.close()
+    assert term.finish() == 0
+    text = "\n".join(term.lines())
+    assert text.count("\U0001f44d") == 30 and text.count("done.") == 1
+    assert "provisional" not in text

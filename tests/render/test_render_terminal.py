@@ -264,3 +264,18 @@ def test_no_stream_leaves_the_screen_clean_for_the_one_line_message():
     s = Screen()
     s.painter.abort(None)
     assert s.text() == ""
+
+
+def test_the_tail_is_drawn_with_autowrap_off_and_every_paint_ends_with_it_on():
+    # A tail row the terminal draws wider than rich counts is clipped, not wrapped (a
+    # wrapped row would make the move up land short); committed rows wrap as usual.
+    s = Screen(20, 8)
+    s.feed([answer("\U0001f44d\U0001f3fd " * 12), answer("\n\nnext")])
+    s.feed([End(Status.COMPLETE)])
+    tails = [out for out in s.out if "\x1b[?7l" in out]
+    assert tails and all(out.endswith("\x1b[?7h\x1b[?2026l") for out in tails)
+    for out in s.out:  # the blank row, then autowrap off, then only the tail
+        assert out.count("\x1b[?7l") == out.count("\x1b[?7h") <= 1
+        if "\x1b[?7l" in out:
+            assert out.index("\x1b[?7l") > out.rfind("\x1b[K\r\n", 0, out.index("\x1b[?7l")) >= 0
+    assert "\x1b[?7l" not in s.out[-1]  # the final answer, never clipped
