@@ -32,6 +32,7 @@ from ..sse import DEFAULT_MAX_EVENT_SIZE
 from ..think import MODES
 from ._edge import (Output, end_exit_code, end_message, open_input, parse_duration, parse_size, run_stage,
                     say_note, say_skipped, warn, write_stderr)
+from .render_signals import Signals
 
 From = Enum("From", {name: name for name in SOURCES}, type=str)
 Provider = Enum("Provider", {name: name for name in ["auto", *PROVIDERS]}, type=str)
@@ -131,19 +132,6 @@ def _write_terminal(text: str) -> None:
         signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
 
-def _on_resize(painter: Painter):
-    """SIGWINCH schedules a paint at the new width; the read loop wakes for it."""
-    import signal
-
-    def handler(signum, frame):
-        painter.resized()
-
-    try:
-        signal.signal(signal.SIGWINCH, handler)
-    except (AttributeError, ValueError):  # no SIGWINCH, or not the main thread
-        pass
-
-
 def render(
     files: Optional[List[str]] = typer.Argument(None, help="Inputs, drawn one after the other "
                                                            "(default: stdin; - is stdin)."),
@@ -204,13 +192,12 @@ def render(
                              out_terminal=sys.stdout is not None and sys.stdout.isatty())
         painter = Painter(view, clock, seconds)
         painter.draft.live = _is_live(fd)
-        if terminal:
-            _on_resize(painter)
         reader = RecordReader(provider.value, source.value, max_event_size=limit,
                               think_tags=think_tags.value, lenient=lenient)
         skipped = (lambda: say_skipped("render", path, reader)) if lenient else None
         try:
-            end = pump(fd, reader, painter, clock, skipped)
+            with Signals(painter, terminal) as signals:
+                end = pump(fd, reader, painter, clock, skipped, signals if signals.fd is not None else None)
         except KeyboardInterrupt:
             painter.abort("interrupted")
             raise

@@ -231,6 +231,29 @@ def test_resizes_at_random_moments_leave_no_stale_or_clipped_line(seed):
     assert term.lines() == answer  # each line once: no spinner, no status, nothing twice
 
 
+def test_a_resize_while_the_stream_is_idle_redraws_the_tail_at_once():
+    term = render_term(cols=60, rows=12)
+    term.proc.stdin.write(b'{"type": "delta", "channel": "answer", "text": "The quick brown fox jumps over the '
+                          b'lazy dog and keeps running far away"}\n')
+    term.proc.stdin.flush()
+    term.wait_for("receiving")
+    time.sleep(0.3)  # the spinner has stopped: the loop waits for input with no timeout
+    term.pump(0.1)
+    before = len(term.raw)
+    term.resize(30)
+    deadline = time.monotonic() + 5  # a bound, not a timing assertion: no input comes
+    while len(term.raw) == before and time.monotonic() < deadline:
+        term.pump(0.05)
+    term.pump(0.2)
+    assert len(term.raw) > before, "nothing was painted after the resize"
+    assert [line for line in term.lines() if line][-4:] == [
+        "The quick brown fox jumps over", "the lazy dog and keeps running", "far away\u258d",
+        term.lines()[-1]]
+    assert "receiving (provisional)" in term.lines()[-1]
+    term.proc.stdin.close()
+    assert term.finish() == 3
+
+
 @pytest.mark.parametrize("seed", SEEDS)
 def test_ctrl_c_at_a_random_moment_keeps_what_was_shown_marked_incomplete(seed):
     rng = random.Random(seed)
