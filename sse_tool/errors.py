@@ -54,6 +54,17 @@ class OutputFailed(SseToolError):
     exit_code = ExitCode.OUTPUT
 
 
+class Terminated(BaseException):
+    """SIGTERM or SIGHUP arrived: the stage ends as on Ctrl-C and exits 128 + the signal's
+    number, the status a shell reports for a process the signal killed. A BaseException,
+    as KeyboardInterrupt is, so that no ``except Exception`` takes it for a failure."""
+
+    def __init__(self, signum: int, name: str) -> None:
+        super().__init__(name)
+        self.signum = signum
+        self.exit_code = 128 + signum
+
+
 class BadInput(SseToolError):
     """The input is not what the stage reads. ``offset`` is the byte offset, when known."""
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from .. import units
-from ..errors import ExitCode, OutputFailed, SseToolError
+from ..errors import ExitCode, OutputFailed, SseToolError, Terminated
 
 if TYPE_CHECKING:
     from ..model import End
@@ -315,6 +315,8 @@ def run_stage(stage: str, body: Callable[[], int], mark: Mark | None = None) -> 
         code = ExitCode.OUTPUT
     except KeyboardInterrupt:
         code, reason = ExitCode.INTERRUPTED, "interrupted"
+    except Terminated as exc:  # quietly, as Ctrl-C: the view says it (render installs it)
+        code = exc.exit_code
     except SseToolError as exc:
         code, reason, error = exc.exit_code, str(exc), exc
     except typer.Exit:

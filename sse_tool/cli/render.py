@@ -16,7 +16,7 @@ from typing import List, Optional
 import orjson
 import typer
 
-from ..errors import BadInput, ExitCode, OutputFailed, SseToolError
+from ..errors import BadInput, ExitCode, OutputFailed, SseToolError, Terminated
 from ..marker import NO_STREAM
 from ..model import Status, stopped_early
 from ..pipeline import SOURCES, RecordReader
@@ -67,6 +67,7 @@ Exit status:
   9  with --strict: complete, but the model stopped early (length, filter, refusal)
   11 an output could not be written (stdout or stderr closed, disk full; quietly)
   130 interrupted; 141 the reader closed the pipe (quietly)
+  129, 143 ended by SIGHUP or SIGTERM (128 + the signal), as on Ctrl-C
 
 \b
 Environment (see man sse-tool-render):
@@ -115,12 +116,13 @@ def _size() -> tuple[int, int]:
 
 
 def _write_terminal(text: str) -> None:
-    """One paint, written whole: Ctrl-C is held until it is out (a paint cut in the middle
-    would leave the cursor where the next one does not expect it)."""
+    """One paint, written whole: Ctrl-C, SIGTERM and SIGHUP are held until it is out (a
+    paint cut in the middle would leave the cursor where the next one does not expect it,
+    and autowrap off)."""
     import signal
 
     data = text.encode("utf-8", "replace")
-    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM, signal.SIGHUP})
     try:
         while data:
             data = data[os.write(1, data):]
@@ -195,24 +197,30 @@ def render(
         reader = RecordReader(provider.value, source.value, max_event_size=limit,
                               think_tags=think_tags.value, lenient=lenient)
         skipped = (lambda: say_skipped("render", path, reader)) if lenient else None
-        try:
-            with Signals(painter, terminal) as signals:
+        with Signals(painter, terminal) as signals:  # (an abort below still has their handlers)
+            try:
                 end = pump(fd, reader, painter, clock, skipped, signals if signals.fd is not None else None)
-        except KeyboardInterrupt:
-            painter.abort("interrupted")
-            raise
-        except BadInput as exc:
-            # As an earlier stage's failure reaches render: the End standing for it, so the
-            # view ends as it does on that End, showing all that arrived before (the one-line
-            # message follows on stderr)
-            painter.feed_all(reader.failed(ExitCode.BAD_INPUT, "stopped: bad input", exc.offset))
-            raise
-        except BaseException:
-            painter.abort("stopped")
-            raise
-        finally:
-            if stats:
-                _report(painter, clock())
+            except KeyboardInterrupt:
+                painter.abort("interrupted")
+                raise
+            except Terminated as exc:
+                try:
+                    painter.abort(f"terminated by {exc}")
+                except (BrokenPipeError, OutputFailed):  # a terminal that hung up: nobody to tell
+                    pass
+                raise
+            except BadInput as exc:
+                # As an earlier stage's failure reaches render: the End standing for it, so the
+                # view ends as it does on that End, showing all that arrived before (the one-line
+                # message follows on stderr)
+                painter.feed_all(reader.failed(ExitCode.BAD_INPUT, "stopped: bad input", exc.offset))
+                raise
+            except BaseException:
+                painter.abort("stopped")
+                raise
+            finally:
+                if stats:
+                    _report(painter, clock())
         draft = painter.draft
         if not terminal:
             view.line_break()  # a diagnostic starts a line of its own, not glued to the answer

@@ -2,14 +2,21 @@
 
 A signal handler runs between two bytecodes of whatever the loop is doing (in the middle
 of a paint, say), and cannot end the loop's wait: PEP 475 retries ``select`` with the
-timeout it had, none at all while the stream is idle. So the handlers here do nothing
-but exist; ``signal.set_wakeup_fd`` writes each signal's number into a pipe that the loop
-waits on with its input (``loop.pump``'s ``wake``), and ``handle`` acts on the numbers
-there, between two reads:
+timeout it had, none at all while the stream is idle. So the handlers of the signals
+that change the view do nothing but exist; ``signal.set_wakeup_fd`` writes each
+signal's number into a pipe that the loop waits on with its input (``loop.pump``'s
+``wake``), and ``handle`` acts on the numbers there, between two reads:
 
 * SIGWINCH: paint again at the new width.
+* SIGTSTP (Ctrl-Z): the view erases its tail and shows the cursor, then the process
+  stops itself as SIGTSTP would have stopped it (its default action, for a moment).
+* SIGCONT (``fg``, ``bg``, after any stop): paint the tail again, where the cursor is.
 
-Outside ``with Signals(...)`` every disposition and the wakeup descriptor are as before.
+SIGTERM and SIGHUP end the stage wherever it is, as Ctrl-C does: their handler raises
+``Terminated`` (render's edge ends the view, marking the answer incomplete, and exits
+128 + the signal's number). They are caught whatever the output; the others only on a
+terminal. Outside ``with Signals(...)`` every disposition and the wakeup descriptor are
+as before.
 """
 
 from __future__ import annotations
@@ -17,11 +24,21 @@ from __future__ import annotations
 import os
 import signal
 
+from ..errors import Terminated
 from ..render.throttle import Painter
+
+#: acted on in ``handle``, on a terminal
+_TERMINAL = ("SIGWINCH", "SIGTSTP", "SIGCONT")
+#: end the stage at once
+_ENDING = ("SIGTERM", "SIGHUP")
 
 
 def _ignore(signum, frame) -> None:
     pass  # the number reaches the wakeup pipe: ``handle`` does the work
+
+
+def _end(signum, frame) -> None:
+    raise Terminated(signum, signal.Signals(signum).name)
 
 
 class Signals:
@@ -30,7 +47,8 @@ class Signals:
 
     def __init__(self, painter: Painter, terminal: bool) -> None:
         self.painter = painter
-        self.caught = [signal.SIGWINCH] if terminal and hasattr(signal, "SIGWINCH") else []
+        names = (_TERMINAL if terminal else ()) + _ENDING
+        self.caught = [getattr(signal, name) for name in names if hasattr(signal, name)]
         self.fd: int | None = None
         self._write: int | None = None
         self._saved: dict[int, object] = {}
@@ -48,7 +66,10 @@ class Signals:
             return self
         self.fd, self._write = read, write
         for signum in self.caught:
-            self._saved[signum] = signal.signal(signum, _ignore)
+            if signal.getsignal(signum) is signal.SIG_IGN:
+                continue  # ignored by whoever started us (nohup): it stays ignored
+            self._saved[signum] = signal.signal(signum, _end if signal.Signals(signum).name in _ENDING
+                                                else _ignore)
         return self
 
     def __exit__(self, *exc) -> None:
@@ -68,5 +89,18 @@ class Signals:
         except BlockingIOError:
             return
         for signum in arrived:
-            if signum == getattr(signal, "SIGWINCH", None):
+            if signum in (getattr(signal, "SIGWINCH", None), getattr(signal, "SIGCONT", None)):
                 self.painter.resized()
+            elif signum == getattr(signal, "SIGTSTP", None):
+                self._stop()
+
+    def _stop(self) -> None:
+        self.painter.suspend()
+        signal.signal(signal.SIGTSTP, signal.SIG_DFL)
+        try:
+            os.kill(os.getpid(), signal.SIGTSTP)  # stopped here until SIGCONT
+        finally:
+            signal.signal(signal.SIGTSTP, _ignore)
+        # the tail again, also where the kernel did not stop us (an orphaned process
+        # group: no shell to continue it) and no SIGCONT comes
+        self.painter.resized()

@@ -87,6 +87,15 @@ class LiveScreen:
         out.append(END)
         return "".join(out)
 
+    def suspend(self) -> str:
+        """Before the process stops (Ctrl-Z): the tail erased, the cursor shown, so the
+        shell's lines land on a clean terminal; the next paint starts a new tail where
+        the cursor is then (after ``fg``) and hides the cursor again."""
+        if not self.started:
+            return ""
+        self.started = self.tail_shown = False
+        return "\r" + CLEAR_BELOW + SHOW_CURSOR
+
     def close(self, commit: list[str], width: int) -> str:
         """The last paint: ``commit``, no tail, the cursor shown again."""
         return self.paint(commit, [], width) + SHOW_CURSOR if self.started or commit else ""

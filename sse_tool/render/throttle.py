@@ -7,6 +7,7 @@ clock); produces calls on an injected *view*, the only thing that draws::
     view.reset(draft, now)        # a retry began: the previous attempt is void
     view.finish(draft, end, now)  # the terminal record: show the result, stable
     view.abort(draft, now)        # Ctrl-C or bad input: leave the screen clean
+    view.suspend(draft, now)      # the process stops (Ctrl-Z): leave the terminal to the shell
     view.note(text, now)          # an earlier stage's notice ("fetch: retry 1/2 in 1s")
     view.animates                 # True if the view wants idle frames (a spinner)
 
@@ -56,9 +57,15 @@ class Painter:
         self.draft.batch += 1
 
     def resized(self) -> None:
-        """The terminal changed size: paint again soon, at the new width."""
+        """The terminal changed size, or the process continues after a stop: paint
+        again soon, at the new width, where the cursor is."""
         if not self.finished and self._due is None:
             self._due = self.clock()
+
+    def suspend(self) -> None:
+        """The process is about to stop (Ctrl-Z): the view hands the terminal back."""
+        if not self.finished:
+            self.view.suspend(self.draft, self.clock())
 
     def feed(self, record: Record) -> None:
         if self.finished:

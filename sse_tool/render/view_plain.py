@@ -126,6 +126,9 @@ class PlainView:
         for call in draft.tool_calls(end):
             self.err(tool_line(call) + "\n")
 
+    def suspend(self, draft: Draft, now: float) -> None:
+        pass  # nothing on a terminal to tidy up
+
     def abort(self, draft: Draft, now: float, why: str | None = None) -> None:
         pass  # the one-line diagnostic on stderr says it all
 

@@ -147,6 +147,9 @@ class TerminalView:
             commit += self._failure(end, answer, shown, width)
         self.write(self.screen.close(commit, width))
 
+    def suspend(self, draft: Draft, now: float) -> None:
+        self.write(self.screen.suspend())
+
     def abort(self, draft: Draft, now: float, why: str | None = "interrupted") -> None:
         width, _ = self.size()
         commit, self._pending = self._pending, []

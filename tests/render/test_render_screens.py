@@ -38,7 +38,7 @@ class Terminal:
     """A shell command line run with a pty of COLS x ROWS as its stdout and stderr."""
 
     def __init__(self, command: str, stdin=subprocess.DEVNULL, cols: int = COLS, rows: int = ROWS,
-                 **extra_env: str) -> None:
+                 session: bool = True, **extra_env: str) -> None:
         master, self.slave = os.openpty()
         self.cols, self.rows = cols, rows
         self._winsize(cols, rows)
@@ -46,9 +46,13 @@ class Terminal:
         for name in ("NO_COLOR", "FORCE_COLOR", "COLUMNS", "LINES"):
             env.pop(name, None)
         env.update(extra_env)
+        # (without a session of its own, a process group of its own whose parent, this
+        # process, is in the same session, as a shell's job is: the kernel stops such a
+        # group on SIGTSTP, an orphaned one it does not)
         self.proc = subprocess.Popen(["bash", "-c", command], stdin=self.slave if stdin == "pty" else stdin,
                                      stdout=self.slave,
-                                     stderr=self.slave, env=env, start_new_session=True)
+                                     stderr=self.slave, env=env, start_new_session=session,
+                                     preexec_fn=None if session else os.setpgrp)
         self.master = master
         self.raw = b""
         self.screen = pyte.HistoryScreen(cols, rows, history=100000)
@@ -192,7 +196,7 @@ def _lines(n: int, width: int = 40) -> list[str]:
     return [f"{i:03d} " + "word " * ((i * 7) % ((width - 4) // 5)) for i in range(n)]
 
 
-def render_term(*args: str, **env) -> Terminal:
+def render_term(*args: str, **env) -> Terminal:  # (exec: the shell's pid is render's)
     return Terminal(f"exec {TOOL} render --no-footer --interval 10ms {' '.join(args)}", stdin=subprocess.PIPE,
                     **env)
 
@@ -270,6 +274,40 @@ def test_ctrl_c_at_a_random_moment_keeps_what_was_shown_marked_incomplete(seed):
     assert lines[-1] == "\u23f9 interrupted: the answer above is incomplete"
     assert lines[:-1] == answer[:stop]
     assert b"\x1b[?25h" in term.raw[term.raw.rfind(b"\x1b[?25l"):]  # the cursor is shown again
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+def test_sigterm_and_sighup_end_the_view_as_ctrl_c_does_and_exit_128_plus_the_signal(signum):
+    answer = [line.rstrip() for line in _lines(5)]
+    term = render_term()
+    _feed(term, _records(answer)[:-1], random.Random(0), close=False)
+    term.wait_for("provisional")
+    os.kill(term.proc.pid, signum)
+    assert term.finish() == 128 + signum
+    assert term.lines() == [*answer, f"\u23f9 terminated by {signum.name}: the answer above is incomplete"]
+    assert not term.screen.cursor.hidden
+    assert term.raw.rfind(b"\x1b[?7h") > term.raw.rfind(b"\x1b[?7l")
+
+
+def test_ctrl_z_hands_a_clean_terminal_to_the_shell_and_fg_repaints_the_tail():
+    answer = [line.rstrip() for line in _lines(5)]
+    term = render_term(session=False)
+    _feed(term, _records(answer)[:3], random.Random(0), close=False)
+    term.wait_for("provisional")
+    os.killpg(term.proc.pid, signal.SIGTSTP)  # Ctrl-Z: the job's process group
+    _, status = os.waitpid(term.proc.pid, os.WUNTRACED)
+    assert os.WIFSTOPPED(status)
+    term.pump(0.2)
+    assert not term.screen.cursor.hidden and "provisional" not in "\n".join(term.lines())
+    assert term.raw.rfind(b"\x1b[?7h") > term.raw.rfind(b"\x1b[?7l")
+    os.write(term.slave, b"[1]+  Stopped\r\n")  # what the shell says, then fg
+    os.killpg(term.proc.pid, signal.SIGCONT)
+    term.wait_for("provisional")  # repainted with no new input
+    assert "provisional" in "\n".join(term.lines()) and term.screen.cursor.hidden
+    _feed(term, _records(answer)[3:], random.Random(0))
+    assert term.finish() == 0
+    # (the answer's lines were one open paragraph, all in the tail: erased, then drawn again)
+    assert term.lines() == ["[1]+  Stopped", *answer]
 
 
 def test_an_answer_three_screens_long_reaches_the_scrollback_whole_and_once():
