@@ -39,6 +39,14 @@ class Draft:
         self.batch = 0
         self._batches: dict[str, int] = {}
         self.last_content: float | None = None
+        #: characters of each channel's text (kept as it arrives: no join to measure it)
+        self.sizes = dict.fromkeys(Channel, 0)
+        #: the latest content is reasoning
+        self.thinking = False
+        #: where the reasoning and the rest took turns, in order: (reasoning size, answer
+        #: size, time) at each change of side, so that a view lays the reasoning out where
+        #: it came (Anthropic's interleaved thinking, several items of a Responses stream)
+        self.turns: list[tuple[int, int, float]] = []
 
     def add(self, record: Record, now: float) -> bool:
         """Store one record; True when it changed something a view shows."""
@@ -46,6 +54,8 @@ class Draft:
             if not record.text:
                 return False
             self.transcript.add(record)
+            self._turn(record.channel is _REASONING, now)
+            self.sizes[record.channel] += len(record.text)
             if record.channel is Channel.REASONING:
                 if self.reasoning_started is None:
                     self.reasoning_started = now
@@ -59,6 +69,8 @@ class Draft:
             self._batches["last"] = self.batch
             return True
         if isinstance(record, Part):
+            if self.sizes[record.channel]:  # (the blank line the transcript puts in)
+                self.sizes[record.channel] += 2
             self.transcript.part(record)
             return True
         if isinstance(record, ToolCall):
@@ -84,12 +96,17 @@ class Draft:
             self.transcript.extend(channel, texts)
             reasoning = bool(texts) and channel is _REASONING
             other = bool(texts) and channel is not _REASONING
+            if texts:
+                self._turn(reasoning, now)
+                self.sizes[channel] += sum(map(len, texts))
         else:
             add = self.transcript.add
             reasoning = other = False
             for delta in deltas:
                 if delta.text:
                     add(delta)
+                    self._turn(delta.channel is _REASONING, now)
+                    self.sizes[delta.channel] += len(delta.text)
                     if delta.channel is _REASONING:
                         reasoning = True
                     else:
@@ -108,6 +125,13 @@ class Draft:
             self._batches["last"] = self.batch
             return True
         return False
+
+    def _turn(self, thinking: bool, now: float) -> None:
+        """Content of one side arrives: a turn if the other side had the last word."""
+        if thinking is not self.thinking:
+            if thinking or self.sizes[_REASONING]:  # (an answer with no reasoning before it is no turn)
+                self.turns.append((self.sizes[_REASONING], self.sizes[Channel.ANSWER], now))
+            self.thinking = thinking
 
     def clear(self) -> None:
         """A retry: the attempt so far is void (usage and metadata come again)."""

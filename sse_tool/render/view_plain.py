@@ -24,11 +24,12 @@ from .controls import safe
 from .draft import Draft
 
 
-def summary(draft: Draft, now: float) -> str:
-    """"thought for 3.2 s (120 words)" for the reasoning so far; "thought: 120 words"
-    when its duration was not measured (a file read at once)."""
-    words = len(draft.reasoning.split())
-    if not draft.thought_timed():
+def summary(draft: Draft, now: float, text: str | None = None, first: bool = True) -> str:
+    """"thought for 3.2 s (120 words)" for the reasoning so far (or ``text``, a run of
+    it); "thought: 120 words" when its duration was not measured (a file read at once,
+    or not the ``first`` run: the duration measured is the first run's)."""
+    words = len((draft.reasoning if text is None else text).split())
+    if not (first and draft.thought_timed()):
         return f"thought: {count(words, 'word')}"
     return f"thought for {draft.thought_seconds(now):.1f} s ({count(words, 'word')})"
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 
 from ..marker import NO_STREAM
-from ..model import End, Status, error_words, stopped_early
+from ..model import Channel, End, Status, error_words, stopped_early
 from ..plural import count
 from .blocks import Splitter, is_open_fence
 from .draft import Draft
@@ -72,8 +72,11 @@ class TerminalView:
         self._splitter = Splitter()  # the answer's Markdown blocks (--markdown)
         self._gap = False  # a paragraph break is owed before the next committed row
         self._committed_any = False  # rows of this attempt's answer are on screen
-        self._thought = False  # the reasoning is over: its summary (or text) is committed
+        self._thought = False  # a run of reasoning is over: its summary (or text) is committed
         self._reasoning_done = 0  # characters of reasoning committed (show)
+        self._turns = 0  # the draft's turns laid out so far
+        self._run = 0  # where the reasoning's current run starts (characters)
+        self._since = 0.0  # when it started
 
     # -- the painter's calls ------------------------------------------------------------
 
@@ -86,11 +89,10 @@ class TerminalView:
         if not draft.has_content:
             label = "waiting for the model" if draft.got_bytes else "connecting"
             tail.append(self._style(f"{frame} {label}\u2026 {now - draft.started:.1f} s", "dim"))
-        elif draft.answer_started is None and draft.reasoning_started is not None:
-            tail += self._reasoning_rows(draft, commit, width, budget, final=False)
-            tail.append(self._style(f"{frame} thinking\u2026 {now - draft.reasoning_started:.1f} s", "dim italic"))
+        elif self._take_turns(draft, commit, now, width):
+            tail += self._reasoning_rows(draft.reasoning, commit, width, budget, final=False)
+            tail.append(self._style(f"{frame} thinking\u2026 {now - self._since:.1f} s", "dim italic"))
         else:
-            self._end_reasoning(draft, commit, now, width)
             if draft.answer or not draft.refusal:
                 shown = draft.answer[:self.policy.upto(draft.answer)]
                 tail += self._answer_rows(shown, commit, width, budget, final=False)
@@ -125,7 +127,8 @@ class TerminalView:
         width, _ = self.size()
         commit, self._pending = self._pending, []
         complete = end.status is Status.COMPLETE
-        self._end_reasoning(draft, commit, now, width)
+        if self._take_turns(draft, commit, now, width):
+            self._end_run(draft, commit, now, width, draft.sizes[Channel.REASONING])
         answer = draft.answer
         shown = answer if complete or self.keep_partial else answer[:self.policy.upto(answer)]
         self._answer_rows(shown, commit, width, 0, final=True)
@@ -155,8 +158,7 @@ class TerminalView:
         commit, self._pending = self._pending, []
         answer = draft.answer
         shown = answer if self.keep_partial else answer[:self.policy.upto(answer)]
-        if draft.answer_started is not None:
-            self._end_reasoning(draft, commit, now, width)
+        self._take_turns(draft, commit, now, width)  # (a run still open is left as it stands)
         self._answer_rows(shown, commit, width, 0, final=True)
         if why:
             said = ": the answer above is incomplete" if shown.strip() else ""
@@ -261,11 +263,12 @@ class TerminalView:
         commit += rows
         self._committed_any = True
 
-    def _reasoning_rows(self, draft: Draft, commit: list[str], width: int, budget: int, final: bool) -> list[str]:
+    def _reasoning_rows(self, text: str, commit: list[str], width: int, budget: int, final: bool) -> list[str]:
+        """The open run of reasoning (``text`` is the reasoning up to its end): with ``show``
+        its whole lines are committed as they come, dim; the rows of the rest."""
         if self.reasoning == "hide":
             return []
-        text = draft.reasoning
-        if self.reasoning == "show":  # committed as it comes, line by line, dim
+        if self.reasoning == "show":
             end = text.rfind("\n") + 1 if not final else len(text)
             if end > self._reasoning_done:
                 piece = text[self._reasoning_done:end].rstrip("\n")
@@ -273,18 +276,41 @@ class TerminalView:
                 self._reasoning_done = end
             rest = text[self._reasoning_done:]
             return [self._style(r, "dim") for r in self._last_rows(rest, width, budget - 1)] if rest else []
-        return [self._style(r, "dim") for r in self._last_rows(text, width, budget - 1)]
+        return [self._style(r, "dim") for r in self._last_rows(text[self._run:], width, budget - 1)]
 
-    def _end_reasoning(self, draft: Draft, commit: list[str], now: float, width: int) -> None:
-        """The answer started (or the stream ended): the reasoning is committed once."""
-        if self._thought or not draft.reasoning:
+    def _take_turns(self, draft: Draft, commit: list[str], now: float, width: int) -> bool:
+        """Lay out, in order, the turns the draft took since the last paint: the answer
+        gives way to reasoning (its text so far is committed as it stands), or a run of
+        reasoning ends (committed once, with its summary). True while no answer came yet."""
+        turns = draft.turns
+        while self._turns < len(turns):
+            reasoning_size, answer_size, at = turns[self._turns]
+            if self._turns % 2:  # (turns alternate, reasoning first)
+                self._end_run(draft, commit, now, width, reasoning_size)
+            else:
+                answer = draft.answer[:answer_size]
+                self._answer_rows(answer[:self.policy.upto(answer)], commit, width, 0, final=True)
+                self._run = self._reasoning_done = reasoning_size
+                self._since = at
+                # the run's rows part the answer's paragraphs, as they part the first from it
+                self._gap = self._gap and self.reasoning == "hide"
+            self._turns += 1
+        return draft.thinking
+
+    def _end_run(self, draft: Draft, commit: list[str], now: float, width: int, upto: int) -> None:
+        """A run of reasoning (from ``_run`` to ``upto``) is over: committed once."""
+        text = draft.reasoning[:upto]
+        if not text[self._run:]:
             return
-        self._thought = True
+        # (only the first run is timed: the answer's start ends it)
+        said = summary(draft, now, text[self._run:], first=not self._run)
         if self.reasoning == "show":
-            self._reasoning_rows(draft, commit, width, 2, final=True)
-            commit.append(self._style(f"\u25b4 {summary(draft, now)}", "dim"))
+            self._reasoning_rows(text, commit, width, 2, final=True)
+            commit.append(self._style(f"\u25b4 {said}", "dim"))
         elif self.reasoning == "collapse":
-            commit.append(self._style(f"\u25b8 {summary(draft, now)}", "dim"))
+            commit.append(self._style(f"\u25b8 {said}", "dim"))
+        self._thought = True
+        self._run = upto
 
     def _last_rows(self, text: str, width: int, count: int) -> list[str]:
         """The last ``count`` rows of ``text`` (only its end is wrapped: the screen's worth)."""

@@ -7,6 +7,7 @@ pipe this test writes to event by event, checking the screen between writes.
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import re
 import select
@@ -152,3 +153,18 @@ def test_a_dumb_terminal_gets_the_plain_view_without_cursor_movement():
     assert term.finish() == 0
     assert b"\x1b" not in term.raw
     assert term.raw.replace(b"\r\n", b"\n").endswith(b'2. **Pel\xc3\xa9** - playful take on "pelican"\n')
+
+
+def test_reasoning_that_comes_after_the_answer_started_is_shown_where_it_came():
+    # (Anthropic's interleaved thinking): the second run was dropped, the pipe printed both
+    term = Terminal("--reasoning", "show", "--no-footer")
+    for channel, text in [("reasoning", "First I think about A.\n"), ("answer", "Answer part one.\n\n"),
+                          ("reasoning", "Now I reconsider B.\n"), ("answer", "Answer part two.")]:
+        term.write(json.dumps({"type": "delta", "channel": channel, "text": text}).encode() + b"\n")
+        term.wait_for(text.strip())
+    term.write(b'{"type": "end", "status": "complete"}\n')
+    assert term.finish() == 0
+    lines = [re.sub(r"thought for \d+\.\d s \((\d+ words)\)", r"thought: \1", line)
+             for line in term.text().split("\n")]
+    assert lines == ["First I think about A.", "\u25b4 thought: 5 words", "Answer part one.",
+                     "Now I reconsider B.", "\u25b4 thought: 4 words", "Answer part two."]

@@ -161,6 +161,35 @@ def test_reasoning_show_keeps_the_reasoning_text_above_the_answer():
     assert "Captain Beak" in text and text.index("Captain Beak") < text.index("Pouch** - references")
 
 
+INTERLEAVED = [Delta(Channel.REASONING, "First I think about A.\n"), answer("Answer part one.\n\n"),
+               Delta(Channel.REASONING, "Now I reconsider B.\n"), answer("Answer part two.")]
+
+
+@pytest.mark.parametrize("mode, lines", [
+    ("show", ["First I think about A.", "\u25b4 thought: 5 words", "Answer part one.",
+              "Now I reconsider B.", "\u25b4 thought: 4 words", "Answer part two."]),
+    ("collapse", ["\u25b8 thought: 5 words", "Answer part one.", "\u25b8 thought: 4 words", "Answer part two."]),
+])
+@pytest.mark.parametrize("paints", ["each record", "once at the end"])
+def test_reasoning_after_the_answer_started_is_laid_out_where_it_came(mode, lines, paints):
+    # Anthropic's interleaved thinking, a Responses stream of several items: the second
+    # run of reasoning was dropped (the reasoning was ended once, for good)
+    s = Screen(reasoning=mode, footer=False)
+    if paints == "each record":
+        s.feed(INTERLEAVED + [End(Status.COMPLETE)])
+    else:  # a file read at once: one paint, at the end, for all of it
+        s.painter.feed_all(INTERLEAVED + [End(Status.COMPLETE)])
+    assert s.all_lines() == lines
+
+
+def test_a_second_run_of_reasoning_streams_in_the_tail_while_it_comes():
+    s = Screen(reasoning="collapse")
+    s.feed(INTERLEAVED[:3])
+    lines = s.all_lines()
+    assert lines[lines.index("Answer part one.") + 2] == "Now I reconsider B."  # (under the tail's blank row)
+    assert lines[-1].endswith(" thinking\u2026 0.0 s")  # timed from the run's start
+
+
 def test_reasoning_hide_shows_neither_the_text_nor_a_summary():
     s = Screen(reasoning="hide")
     s.feed(fixture_records("anthropic/thinking-signature.sse"))
