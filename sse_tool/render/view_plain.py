@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from ..model import End, Status
 from ..plural import count
-from .controls import safe
+from .controls import one_line, safe
 from .draft import Draft
 
 
@@ -36,14 +36,14 @@ def summary(draft: Draft, now: float, text: str | None = None, first: bool = Tru
 
 def tool_line(call: dict, limit: int = 200) -> str:
     """One line for a tool call, safe to show on a terminal (its name and arguments are the
-    model's text: their controls made visible before the arguments are cut, so a cut never
+    model's text: their controls made visible and line ends flattened before the arguments are cut, so a cut never
     leaves half an escape sequence). A call the end record says is not whole JSON says so
     first, where cutting the line to a width cannot hide it: it must not be run."""
     args = " ".join(safe(call["arguments"]).split())
     if len(args) > limit:
         args = args[: limit - 1] + "\u2026"
     what = "incomplete tool call" if call.get("complete_json") is False else "tool call"
-    return f"{what}: {safe(call['name'] or '?')}({args})"
+    return f"{what}: {one_line(call['name'] or '?')}({args})"
 
 
 class PlainView:

@@ -34,6 +34,7 @@ from .blocks import Splitter, is_open_fence
 from .draft import Draft
 from .footer import footer
 from .release import DeltaRelease
+from .controls import one_line
 from .rows import clean, raw_offsets, wrap
 from .screen import LiveScreen
 from .view_plain import summary, tool_line
@@ -112,7 +113,7 @@ class TerminalView:
         self.write(self.screen.paint(commit, [_cut(row, width) for row in tail], width))
 
     def note(self, text: str, now: float) -> None:
-        self._pending += self._lines("\u00bb " + clean(text), "dim", self.size()[0])
+        self._pending += self._lines("\u00bb " + text, "dim", self.size()[0])
 
     def reset(self, draft: Draft, now: float) -> None:
         if self._committed_any or self._thought:
@@ -135,17 +136,17 @@ class TerminalView:
         for call in draft.tool_calls(end):
             commit.append(self._style(_cut("\u2699 " + tool_line(call), width), "cyan"))
         if draft.refusal:
-            commit += self._lines(f"\u2298 the model refused: {clean(draft.refusal)}", "bold yellow", width)
+            commit += self._lines(f"\u2298 the model refused: {draft.refusal}", "bold yellow", width)
         if complete:
             if not answer and not draft.tool_calls() and not draft.refusal:
                 commit.append(self._style("(the answer is empty)", "dim"))
             if stopped_early(end.stop_reason):
                 commit += self._lines(f"\u26a0 the model stopped early: {end.stop_reason}", "bold yellow", width)
             elif end.detail:
-                commit += self._lines(f"\u26a0 {clean(end.detail)}", "bold yellow", width)
+                commit += self._lines(f"\u26a0 {end.detail}", "bold yellow", width)
             line = footer(draft, end, now) if self.show_footer else None
             if line:  # (the model's name and usage keys are the provider's text)
-                commit.append(self._style(_cut(clean(line), width), "dim"))
+                commit.append(self._style(_cut(one_line(clean(line)), width), "dim"))
         else:
             commit += self._failure(end, answer, shown, width)
         self.write(self.screen.close(commit, width))
@@ -177,7 +178,7 @@ class TerminalView:
             message = f"\u2717 the response was cut off before it finished{detail}; it can be retried"
         else:
             message = f"\u2717 {end.detail or 'an earlier stage failed'}"
-        rows = self._lines(clean(message), "bold red", width)
+        rows = self._lines(message, "bold red", width)
         if shown.strip():
             rows += self._lines("  the answer above is incomplete", "red", width)
         held = len(answer.split()) - len(shown.split())
@@ -187,8 +188,9 @@ class TerminalView:
         return rows
 
     def _lines(self, text: str, style: str, width: int) -> list[str]:
-        """A message as committed rows: wrapped by words, each row styled."""
-        return [self._style(row, style) for row, _ in wrap(text, width)]
+        """A message as committed rows: made safe, each of its lines wrapped by words (a
+        provider's error or refusal may hold line ends: a row must not), each row styled."""
+        return [self._style(row, style) for line in clean(text).split("\n") for row, _ in wrap(line, width)]
 
     def _answer_rows(self, text: str, commit: list[str], width: int, budget: int, final: bool) -> list[str]:
         """Commit what of ``text`` is finished; the rows of the open part (or, ``final``,

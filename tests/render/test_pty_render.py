@@ -168,3 +168,18 @@ def test_reasoning_that_comes_after_the_answer_started_is_shown_where_it_came():
              for line in term.text().split("\n")]
     assert lines == ["First I think about A.", "\u25b4 thought: 5 words", "Answer part one.",
                      "Now I reconsider B.", "\u25b4 thought: 4 words", "Answer part two."]
+
+
+def test_a_line_end_in_a_tool_calls_name_keeps_the_live_region_one_row_per_call():
+    # the tail row took three rows of the screen: each paint moved up too few and left
+    # provisional rows in the scrollback
+    term = Terminal("--no-footer", "--interval", "0")
+    term.write(b'{"type": "delta", "channel": "answer", "text": "Let me check."}\n')
+    term.write(b'{"type": "tool_call", "index": 0, "id": "c0", "name": "get\\nweather\\nnow", "arguments": "{"}\n')
+    term.wait_for("get weather now({")
+    for piece in ('\\"city\\": ', '\\"Paris\\"', "}"):
+        term.write(b'{"type": "tool_call", "index": 0, "arguments": "%s"}\n' % piece.encode())
+        term.wait_for(piece.replace("\\", "").strip())
+    term.write(b'{"type": "end", "status": "complete", "stop_reason": "tool_use"}\n')
+    assert term.finish() == 0
+    assert term.text().split("\n") == ["Let me check.", '\u2699 tool call: get weather now({"city": "Paris"})']

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sse_tool.model import Channel, Delta, End, Meta, Status, ToolCall
+from sse_tool.model import Channel, Delta, End, Meta, Note, Status, ToolCall
 from sse_tool.render.release import make_policy
 from sse_tool.render.rows import clean, wrap
 from sse_tool.render.view_plain import PlainView
@@ -61,6 +61,21 @@ def test_no_sequence_from_the_model_reaches_stderr_or_a_terminal_on_stdout_from_
     view = PlainView(piped.append, err.append, make_policy("delta"))
     view.paint(draft, 0.0)
     assert b"".join(piped).decode() == HOSTILE
+
+
+def test_a_line_end_in_a_providers_text_never_makes_a_row_two():
+    # a model name, a tool call's name, an error's message, a refusal, a note: each row of
+    # the view is one row of the screen
+    s = Screen(40, 12)
+    s.painter.draft.live = False
+    s.feed([Meta("model", "gpt\nmini"), ToolCall(0, "c1", "get\r\nweather", "{}"), Note("fetch: one\ntwo"),
+            Delta(Channel.REFUSAL, "No.\nSorry."), End(Status.COMPLETE, "stop", usage={"prompt_tokens": 1})])
+    assert s.all_lines() == ["\u00bb fetch: one", "two", "\u2699 tool call: get weather({})",
+                             "\u2298 the model refused: No.", "Sorry.", "gpt mini \u00b7 1 in"]
+    s = Screen(40, 12)
+    s.feed([End(Status.ERROR, error={"type": "bad\nrequest", "message": "line one\nline two"})])
+    assert s.all_lines() == ["\u2717 provider error: bad", "request: line one", "line two"]
+    assert all("\n" not in row for row in s.written().split("\r\n"))
 
 
 def rows_of(text: str, width: int) -> list[str]:
