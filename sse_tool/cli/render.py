@@ -86,6 +86,14 @@ def _is_terminal() -> bool:
     return sys.stdout is not None and sys.stdout.isatty() and os.environ.get("TERM") != "dumb"
 
 
+def _stderr_elsewhere() -> bool:
+    """stderr is open and not the file stdout is (``2>file`` under a terminal's stdout)."""
+    try:
+        return not os.path.samestat(os.fstat(1), os.fstat(2))
+    except OSError:  # closed: nowhere to say it
+        return False
+
+
 def _is_live(fd: int) -> bool:
     """A pipe, a socket or a terminal: arrival times mean something (a file has none)."""
     import stat
@@ -179,6 +187,9 @@ def render(
     seconds = parse_duration(interval, "--interval")
     limit = parse_size(max_event_size, "--max-event-size")
     terminal = _is_terminal()
+    # the view shows the diagnostics it draws on the terminal; stderr elsewhere (a file,
+    # another terminal) gets its one line too, as from the plain view
+    say = not terminal or _stderr_elsewhere()
     mode = reasoning.value if reasoning.value != "auto" else ("collapse" if terminal else "hide")
     paths = files or ["-"]
 
@@ -226,7 +237,7 @@ def render(
             view.line_break()  # a diagnostic starts a line of its own, not glued to the answer
         named = f"{path}: " if len(paths) > 1 else ""  # which of the answers a diagnostic is about
         if end.status is not Status.COMPLETE:
-            if not terminal:
+            if say:
                 if end.status is Status.TRUNCATED and end.exit is None and end.detail == NO_STREAM:
                     warn("render", f"{named}truncated: {NO_STREAM}")
                 elif end.status is Status.TRUNCATED and end.exit is None:
@@ -242,9 +253,9 @@ def render(
         code = end_exit_code(end, strict)
         if strict and code is ExitCode.OK and draft.refusal:  # a refusal is an early stop
             code = ExitCode.STOPPED_EARLY
-            if not terminal:
+            if say:
                 warn("render", f"{named}the model refused")
-        elif stopped_early(end.stop_reason) and not terminal:  # said with or without --strict
+        elif stopped_early(end.stop_reason) and say:  # said with or without --strict
             warn("render", f"{named}the model stopped early ({end.stop_reason})")
         return code
 

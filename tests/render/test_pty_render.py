@@ -28,7 +28,7 @@ CUT = (FIXTURES / "anthropic/thinking-signature.cut-mid-frame.sse").read_bytes()
 
 
 class Terminal:
-    def __init__(self, *args: str, **extra_env: str) -> None:
+    def __init__(self, *args: str, stderr=None, **extra_env: str) -> None:
         master, slave = os.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLS, 0, 0))
         env = clean_env(TERM="xterm-256color")
@@ -36,7 +36,7 @@ class Terminal:
             env.pop(name, None)
         env.update(extra_env)
         self.proc = subprocess.Popen([*SSE_TOOL, "render", *args], stdin=subprocess.PIPE,
-                                     stdout=slave, stderr=slave, env=env)
+                                     stdout=slave, stderr=slave if stderr is None else stderr, env=env)
         os.close(slave)
         self.master = master
         self.raw = b""
@@ -183,3 +183,17 @@ def test_a_line_end_in_a_tool_calls_name_keeps_the_live_region_one_row_per_call(
     term.write(b'{"type": "end", "status": "complete", "stop_reason": "tool_use"}\n')
     assert term.finish() == 0
     assert term.text().split("\n") == ["Let me check.", '\u2699 tool call: get weather now({"city": "Paris"})']
+
+
+def test_a_diagnostic_goes_to_stderr_too_when_stderr_is_not_the_terminal(tmp_path):
+    # (README: every diagnostic of every stage is one plain line on stderr); said once
+    # when stderr is the terminal the view draws on
+    with open(tmp_path / "err", "wb") as err:
+        term = Terminal(stderr=err)
+        term.write(CUT)
+        assert term.finish() == 3
+    said = ("sse-tool render: truncated: the response was cut off (input ended in the middle of a line, "
+            "before the provider's terminal event); it can be retried\n")
+    assert (tmp_path / "err").read_text() == said
+    assert "cut off" in term.text() and "sse-tool render" not in term.text()
+    assert "sse-tool render" not in cut_off_screen().text()
