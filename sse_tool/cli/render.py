@@ -73,7 +73,7 @@ Exit status:
 Environment (see man sse-tool-render):
   NO_COLOR          no colour on a terminal (--color always overrides it)
   FORCE_COLOR       colour on a terminal whatever it seems to support (not into a pipe)
-  TERM=dumb         the plain view even on a terminal
+  TERM=dumb         the plain view even on a terminal (as on one a column wide)
   SSE_TOOL_DEBUG=1  show the traceback of an internal error (as sse-tool --debug)
 """
 
@@ -82,8 +82,17 @@ def _open(path: str | None) -> int:
     return sys.stdin.fileno() if path in (None, "-") else open_input(path)
 
 
+#: the narrowest terminal the live view can lay out (a double-width character takes two
+#: columns: in one, each of its rows would take two and the view would move up too few)
+MIN_COLUMNS = 2
+
+
 def _is_terminal() -> bool:
-    return sys.stdout is not None and sys.stdout.isatty() and os.environ.get("TERM") != "dumb"
+    """The live view: stdout a terminal, not a dumb one, wide enough (else the plain view)."""
+    import shutil
+
+    return sys.stdout is not None and sys.stdout.isatty() and os.environ.get("TERM") != "dumb" \
+        and shutil.get_terminal_size().columns >= MIN_COLUMNS
 
 
 def _stderr_elsewhere() -> bool:
@@ -119,8 +128,8 @@ def _terminal_view(color: str, **options):
 def _size() -> tuple[int, int]:
     import shutil
 
-    size = shutil.get_terminal_size()
-    return max(size.columns, 2), max(size.lines, 1)
+    size = shutil.get_terminal_size()  # (narrowed below MIN_COLUMNS after the start: laid out at it)
+    return max(size.columns, MIN_COLUMNS), max(size.lines, 1)
 
 
 def _write_terminal(text: str) -> None:

@@ -386,6 +386,16 @@ def test_term_dumb_gets_plain_text_and_a_diagnostic_on_a_line_of_its_own():
     assert term.lines() == ["Half an", "x", said[:COLS], said[COLS:]]
 
 
+def test_a_terminal_one_column_wide_gets_the_answer_whole_in_the_plain_view():
+    # the live view laid out two columns in one: each row took two, text was overwritten
+    term = render_term(cols=1, rows=6)
+    _feed(term, [b'{"type":"delta","channel":"answer","text":"%s "}\n' % w for w in (b"ab", b"cd", b"ef")]
+          + _records(["end"]), random.Random(0))
+    assert term.finish() == 0
+    assert term.raw.replace(b"\r\n", b"\n") == b"ab cd ef end\n"  # no cursor movement, no rows laid out
+    assert term.lines() == ["a", "b", "", "c", "d", "", "e", "f", "", "e", "n", "d"]
+
+
 def test_no_color_draws_the_same_screen_without_colour():
     data = (FIXTURES / "anthropic/thinking-signature.cut-mid-frame.sse").read_bytes()
     plain = render_term(NO_COLOR="1")
