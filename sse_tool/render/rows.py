@@ -5,7 +5,8 @@ the row's text and its offset in ``line``. Greedy wrapping is stable under growt
 rows of a line, all but its last, do not change when text is appended, and wrapping the
 rest of a line from a row's start gives the same rows as wrapping the whole. So a view
 may commit finished rows and wrap only what follows them: a paint costs the size of the
-live part, not the length of the answer.
+live part, not the length of the answer. ``Words`` counts the words of a growing text
+on what is new, for the same reason.
 
 ``clean`` makes text safe to draw: controls (an escape sequence in a model's output
 could move the cursor, recolour or clear the screen) become visible, a CR goes, and each
@@ -112,3 +113,21 @@ def wrap(line: str, width: int) -> list[tuple[str, int]]:
         used += w
     rows.append(("".join(row), start))
     return rows
+
+
+class Words:
+    """``len(text[:upto].split())`` of a text that only grows, counted on what was added
+    since the last call (a word cut between two of them is one word)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.upto = 0
+        self._in_word = False  # the text counted so far ends inside a word
+
+    def of(self, text: str, upto: int) -> int:
+        if upto > self.upto:
+            piece = text[self.upto:upto]
+            self.count += len(piece.split()) - (self._in_word and not piece[0].isspace())
+            self._in_word = not piece[-1].isspace()
+            self.upto = upto
+        return self.count

@@ -35,7 +35,7 @@ from .draft import Draft
 from .footer import footer
 from .release import DeltaRelease
 from .controls import one_line
-from .rows import clean, raw_offsets, wrap
+from .rows import Words, clean, raw_offsets, wrap
 from .screen import LiveScreen
 from .view_plain import summary, tool_line
 
@@ -78,6 +78,7 @@ class TerminalView:
         self._turns = 0  # the draft's turns laid out so far
         self._run = 0  # where the reasoning's current run starts (characters)
         self._since = 0.0  # when it started
+        self._words, self._shown_words = Words(), Words()  # of the answer, of what is shown of it
 
     # -- the painter's calls ------------------------------------------------------------
 
@@ -94,16 +95,18 @@ class TerminalView:
             tail += self._reasoning_rows(draft.reasoning, commit, width, budget, final=False)
             tail.append(self._style(f"{frame} thinking\u2026 {now - self._since:.1f} s", "dim italic"))
         else:
-            if draft.answer or not draft.refusal:
-                shown = draft.answer[:self.policy.upto(draft.answer)]
+            answer = draft.answer
+            upto = self.policy.upto(answer)
+            if answer or not draft.refusal:
+                shown = answer[:upto]  # (the answer itself, not a copy, when all of it is released)
                 tail += self._answer_rows(shown, commit, width, budget, final=False)
             else:  # a refusal streams in the answer's place, marked as one
                 tail += [self._style(r, "yellow") for r in self._last_rows(draft.refusal, width, budget)]
             if tail and self.policy.name == "delta":
                 tail[-1] = tail[-1] + self._style(CURSOR, "dim") if _fits(tail[-1], width) else tail[-1]
             tail += self._tool_rows(draft, width)
-            words = len(draft.answer.split())
-            held = words - len(draft.answer[:self.policy.upto(draft.answer)].split())
+            words = self._words.of(answer, len(answer))
+            held = words - self._shown_words.of(answer, upto)
             status = f"{frame} receiving (provisional) \u00b7 {count(words, 'word')}"
             tail.append(self._style(status + (f" \u00b7 {held} held back" if held > 0 else ""), "dim"))
         # the tail and the blank row above it fit the screen, however small (else each

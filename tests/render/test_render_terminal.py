@@ -7,12 +7,16 @@ import sys
 
 import pyte
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ..support import FIXTURES
 from sse_tool.model import Channel, Delta, End, Reset, Status, ToolCall
 from sse_tool.render.throttle import Painter
 from sse_tool.pipeline import RecordReader
 from sse_tool.render.release import make_policy
+from sse_tool.render.draft import Draft
+from sse_tool.render.rows import Words
 from sse_tool.render.view_terminal import TerminalView
 
 WIDTH, HEIGHT = 80, 24
@@ -308,3 +312,48 @@ def test_the_tail_is_drawn_with_autowrap_off_and_every_paint_ends_with_it_on():
         if "\x1b[?7l" in out:
             assert out.index("\x1b[?7l") > out.rfind("\x1b[K\r\n", 0, out.index("\x1b[?7l")) >= 0
     assert "\x1b[?7l" not in s.out[-1]  # the final answer, never clipped
+
+
+class Measured(str):
+    """The answer as a view reads it, keeping the length of every text split into words
+    (a slice of it is a plain str: only the whole answer is measured)."""
+
+    splits: list[int] = []
+
+    def split(self, *args):
+        Measured.splits.append(len(self))
+        return super().split(*args)
+
+
+class MeasuredDraft(Draft):
+    @property
+    def answer(self) -> str:
+        return Measured(super().answer)
+
+
+@pytest.mark.parametrize("release", ["delta", "sentence"])
+def test_a_paint_counts_the_words_of_the_new_text_not_of_the_whole_answer(release):
+    # len(answer.split()) at each paint: 72 ms a paint at 2 million characters
+    view = TerminalView(lambda text: None, lambda: (80, 24), colour=False, policy=make_policy(release))
+    draft, Measured.splits = MeasuredDraft(), []
+    for i in range(300):  # (a word cut between deltas now and then)
+        draft.add(answer(f"word{i} is one. " if i % 3 else "ha"), float(i))
+        view.paint(draft, float(i))
+    assert not Measured.splits  # only slices of the new text were split
+    draft.add(answer("lf"), 300.0)
+    out = []
+    view.write = out.append
+    view.paint(draft, 300.0)
+    text = str.__str__(draft.answer)
+    held = len(text.split()) - len(text[:make_policy(release).upto(text)].split())
+    status = f"receiving (provisional) \u00b7 {len(text.split())} words" + (f" \u00b7 {held} held back" if held else "")
+    assert status + "\x1b[0m" in "".join(out)  # as the whole answer's words say
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(alphabet=" \n\tab\u3000\x1c", max_size=6), max_size=12))
+def test_words_counted_piece_by_piece_are_the_words_of_the_whole(pieces):
+    counter, text = Words(), ""
+    for piece in pieces:
+        text += piece
+        assert counter.of(text, len(text)) == len(text.split())
