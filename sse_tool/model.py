@@ -381,7 +381,7 @@ class Transcript:
     when read, so the cost stays linear.
     """
 
-    __slots__ = ("pieces",)
+    __slots__ = ("pieces", "_blocked")
 
     #: pieces joined into one block at a time
     _BLOCK = 256
@@ -389,13 +389,16 @@ class Transcript:
     def __init__(self) -> None:
         #: per channel: the finished blocks, then the recent pieces (the last list)
         self.pieces: dict[Channel, list] = {c: [[]] for c in Channel}
+        #: per channel: the characters of the finished blocks (measured when made)
+        self._blocked = dict.fromkeys(Channel, 0)
 
     def add(self, delta: Delta) -> None:
         parts = self.pieces[delta.channel]
         recent = parts[-1]
         recent.append(delta.text)
         if len(recent) >= self._BLOCK:
-            parts[-1] = "".join(recent)
+            block = parts[-1] = "".join(recent)
+            self._blocked[delta.channel] += len(block)
             parts.append([])
 
     def extend(self, channel: Channel, texts) -> None:
@@ -404,8 +407,14 @@ class Transcript:
         recent = parts[-1]
         recent += texts
         if len(recent) >= self._BLOCK:
-            parts[-1] = "".join(recent)
+            block = parts[-1] = "".join(recent)
+            self._blocked[channel] += len(block)
             parts.append([])
+
+    def size(self, channel: Channel) -> int:
+        """``len(text(channel))`` without joining it: the blocks' sizes, and the few
+        recent pieces measured."""
+        return self._blocked[channel] + sum(map(len, self.pieces[channel][-1]))
 
     def part(self, part: Part) -> None:
         """A new part starts: a blank line after the text so far (none before any text)."""
@@ -417,7 +426,8 @@ class Transcript:
         if len(parts) == 1 and len(parts[0]) <= 1:
             return parts[0][0] if parts[0] else ""
         text = "".join(p if isinstance(p, str) else "".join(p) for p in parts)
-        parts[:] = [[text]]
+        parts[:] = [[text]]  # (all of it recent again: no finished block)
+        self._blocked[channel] = 0
         return text
 
     def text_from(self, channel: Channel, start: int) -> str:
@@ -427,14 +437,15 @@ class Transcript:
         parts = self.pieces[channel]
         recent = parts[-1]
         if recent:  # the recent pieces become a block, so that every block is a string
-            parts[-1] = recent[0] if len(recent) == 1 else "".join(recent)
+            block = parts[-1] = recent[0] if len(recent) == 1 else "".join(recent)
+            self._blocked[channel] += len(block)
             parts.append([])
             if len(parts) > self._BLOCK:  # blocks of blocks: memory stays the text itself
                 parts[-self._BLOCK - 1:-1] = ["".join(parts[-self._BLOCK - 1:-1])]
         blocks, size, i = [], 0, len(parts) - 1
         # back from the end, until the blocks cover start (their sizes are not kept: the
         # text before start is not walked when nearly all of it is one block)
-        total = sum(map(len, parts[:-1]))
+        total = self._blocked[channel]
         while i > 0 and total - size > start:
             i -= 1
             blocks.append(parts[i])
@@ -446,3 +457,4 @@ class Transcript:
     def clear(self) -> None:
         for channel in self.pieces:
             self.pieces[channel] = [[]]
+            self._blocked[channel] = 0

@@ -22,7 +22,10 @@ as before.
 from __future__ import annotations
 
 import os
-import signal
+
+# _signal, not signal: the C module is loaded already, while importing signal builds its
+# enums, start-up that every render would pay (as in entry.py)
+import _signal as signal
 
 from ..errors import Terminated
 from ..render.throttle import Painter
@@ -31,6 +34,7 @@ from ..render.throttle import Painter
 _TERMINAL = ("SIGWINCH", "SIGTSTP", "SIGCONT")
 #: end the stage at once
 _ENDING = ("SIGTERM", "SIGHUP")
+_NAMES = {getattr(signal, name): name for name in _TERMINAL + _ENDING if hasattr(signal, name)}
 
 
 def _ignore(signum, frame) -> None:
@@ -38,7 +42,7 @@ def _ignore(signum, frame) -> None:
 
 
 def _end(signum, frame) -> None:
-    raise Terminated(signum, signal.Signals(signum).name)
+    raise Terminated(signum, _NAMES[signum])
 
 
 class Signals:
@@ -66,10 +70,9 @@ class Signals:
             return self
         self.fd, self._write = read, write
         for signum in self.caught:
-            if signal.getsignal(signum) is signal.SIG_IGN:
+            if signal.getsignal(signum) == signal.SIG_IGN:
                 continue  # ignored by whoever started us (nohup): it stays ignored
-            self._saved[signum] = signal.signal(signum, _end if signal.Signals(signum).name in _ENDING
-                                                else _ignore)
+            self._saved[signum] = signal.signal(signum, _end if _NAMES[signum] in _ENDING else _ignore)
         return self
 
     def __exit__(self, *exc) -> None:

@@ -39,8 +39,6 @@ class Draft:
         self.batch = 0
         self._batches: dict[str, int] = {}
         self.last_content: float | None = None
-        #: characters of each channel's text (kept as it arrives: no join to measure it)
-        self.sizes = dict.fromkeys(Channel, 0)
         #: the latest content is reasoning
         self.thinking = False
         #: where the reasoning and the rest took turns, in order: (reasoning size, answer
@@ -53,9 +51,9 @@ class Draft:
         if isinstance(record, Delta):
             if not record.text:
                 return False
+            if (record.channel is _REASONING) is not self.thinking:
+                self._turn(now)
             self.transcript.add(record)
-            self._turn(record.channel is _REASONING, now)
-            self.sizes[record.channel] += len(record.text)
             if record.channel is Channel.REASONING:
                 if self.reasoning_started is None:
                     self.reasoning_started = now
@@ -69,8 +67,6 @@ class Draft:
             self._batches["last"] = self.batch
             return True
         if isinstance(record, Part):
-            if self.sizes[record.channel]:  # (the blank line the transcript puts in)
-                self.sizes[record.channel] += 2
             self.transcript.part(record)
             return True
         if isinstance(record, ToolCall):
@@ -93,20 +89,19 @@ class Draft:
         if len(channels) == 1:  # nearly every read: one channel's deltas
             channel = channels.pop()
             texts = list(filter(None, map(_TEXT, deltas)))
-            self.transcript.extend(channel, texts)
             reasoning = bool(texts) and channel is _REASONING
             other = bool(texts) and channel is not _REASONING
-            if texts:
-                self._turn(reasoning, now)
-                self.sizes[channel] += sum(map(len, texts))
+            if texts and reasoning is not self.thinking:
+                self._turn(now)
+            self.transcript.extend(channel, texts)
         else:
             add = self.transcript.add
             reasoning = other = False
             for delta in deltas:
                 if delta.text:
+                    if (delta.channel is _REASONING) is not self.thinking:
+                        self._turn(now)
                     add(delta)
-                    self._turn(delta.channel is _REASONING, now)
-                    self.sizes[delta.channel] += len(delta.text)
                     if delta.channel is _REASONING:
                         reasoning = True
                     else:
@@ -126,12 +121,13 @@ class Draft:
             return True
         return False
 
-    def _turn(self, thinking: bool, now: float) -> None:
-        """Content of one side arrives: a turn if the other side had the last word."""
-        if thinking is not self.thinking:
-            if thinking or self.sizes[_REASONING]:  # (an answer with no reasoning before it is no turn)
-                self.turns.append((self.sizes[_REASONING], self.sizes[Channel.ANSWER], now))
-            self.thinking = thinking
+    def _turn(self, now: float) -> None:
+        """Content arrives from the side that did not have the last word (asked before it
+        is stored); an answer with no reasoning before it is no turn."""
+        self.thinking = not self.thinking
+        reasoning = self.transcript.size(_REASONING)
+        if self.thinking or reasoning:
+            self.turns.append((reasoning, self.transcript.size(Channel.ANSWER), now))
 
     def clear(self) -> None:
         """A retry: the attempt so far is void (usage and metadata come again)."""

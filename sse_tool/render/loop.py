@@ -5,7 +5,8 @@ arrives or the painter's next deadline passes, whichever is first, so a pending 
 the connecting spinner) fires on time even while no byte arrives. It returns the stream's
 ``End`` record after the painter has finished with it (the reader always ends with one). The clock is injected: only the command's edge passes ``time.monotonic``.
 
-``wake`` lets the edge be woken while the loop waits: its ``fd`` is in the ``select`` set
+``wake`` (an object with ``fd`` and ``handle()``; not a typing Protocol, which would cost
+start-up) lets the edge be woken while the loop waits: its ``fd`` is in the ``select`` set
 (a signal handler cannot shorten the wait itself: PEP 475 retries ``select`` with the
 timeout it had, none at all once nothing is scheduled), and ``handle()`` runs here,
 between two reads, before the painter's ``tick``. Waiting costs nothing more.
@@ -16,7 +17,6 @@ from __future__ import annotations
 import os
 import select
 from collections.abc import Callable
-from typing import Protocol
 
 from ..model import End
 from ..pipeline import RecordReader
@@ -25,14 +25,8 @@ from .throttle import Painter
 READ_SIZE = 65536
 
 
-class Wake(Protocol):
-    fd: int
-
-    def handle(self) -> None: ...
-
-
 def pump(fd: int, reader: RecordReader, painter: Painter, clock: Callable[[], float],
-         after: Callable[[], None] | None = None, wake: Wake | None = None) -> End:
+         after: Callable[[], None] | None = None, wake=None) -> End:
     """Read until the stream's ``End``; ``after`` runs after each batch of records."""
     end: End | None = None
     fds = [fd] if wake is None else [fd, wake.fd]

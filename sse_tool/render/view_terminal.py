@@ -132,7 +132,7 @@ class TerminalView:
         commit, self._pending = self._pending, []
         complete = end.status is Status.COMPLETE
         if self._take_turns(draft, commit, now, width):
-            self._end_run(draft, commit, now, width, draft.sizes[Channel.REASONING])
+            self._end_run(draft, commit, now, width, draft.transcript.size(Channel.REASONING))
         answer = draft.answer
         shown = answer if complete or self.keep_partial else answer[:self.policy.upto(answer)]
         self._answer_rows(shown, commit, width, 0, final=True)

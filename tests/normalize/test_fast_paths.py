@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from sse_tool.decode import decode_field
 from sse_tool.errors import BadInput
 from sse_tool.framing import AutoFramer, make_framer, sniff
-from sse_tool.model import Channel, Delta, Transcript, to_record
+from sse_tool.model import Channel, Delta, Part, Transcript, to_record
 from sse_tool.pipeline import RecordReader
 from sse_tool.render.draft import Draft
 from sse_tool.sse import SseEvent
@@ -261,7 +261,8 @@ def test_a_reads_run_of_deltas_is_stored_as_one_by_one(deltas, reads):
         changed = [one.add(d, float(i)) for d in run]
         assert many.add_deltas(run, float(i)) == any(changed)
     assert vars(one).keys() == vars(many).keys()
-    for name in ("reasoning_started", "reasoning_last", "answer_started", "last_content", "_batches"):
+    for name in ("reasoning_started", "reasoning_last", "answer_started", "last_content", "_batches",
+                 "thinking", "turns"):
         assert getattr(one, name) == getattr(many, name)
     assert (one.answer, one.reasoning, one.refusal) == (many.answer, many.reasoning, many.refusal)
 
@@ -278,6 +279,31 @@ def test_the_text_from_a_position_is_the_texts_tail(deltas, looks):
             assert kept.text_from(channel, start) == joined.text(channel)[start:]
     for channel in Channel:
         assert kept.text_from(channel, 0) == joined.text(channel) == kept.text(channel)
+
+
+@given(DELTAS, st.lists(st.sampled_from(["add", "extend", "part", "text", "text_from"]), min_size=1, max_size=8))
+def test_the_size_of_a_text_is_its_length_whatever_was_read_of_it(deltas, steps):
+    """``Transcript.size`` (render's turns between reasoning and answer) against the text,
+    stored and read in every way."""
+    transcript, texts = Transcript(), {c: "" for c in Channel}
+    for i, (channel, text) in enumerate(deltas):
+        step = steps[i % len(steps)]
+        if step == "extend":
+            transcript.extend(channel, [text, text])
+            texts[channel] += text * 2
+        elif step == "part":
+            transcript.part(Part(channel))
+            texts[channel] += "\n\n" if texts[channel] else ""
+        else:
+            transcript.add(Delta(channel, text))
+            texts[channel] += text
+            if step == "text":
+                transcript.text(channel)
+            elif step == "text_from":
+                transcript.text_from(channel, i)
+        assert transcript.size(channel) == len(texts[channel])
+    for channel in Channel:
+        assert transcript.size(channel) == len(transcript.text(channel)) == len(texts[channel])
 
 
 def test_the_text_read_after_every_delta_stays_the_text():
