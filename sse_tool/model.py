@@ -63,6 +63,10 @@ EARLY_STOP_REASONS = frozenset({
     "image_safety", "image_prohibited_content", "image_recitation", "image_other", "no_image",
     "malformed_function_call", "unexpected_tool_call", "too_many_tool_calls",
     "missing_thought_signature", "jailbreak", "model_armor",
+    # Bedrock stopReason (the rest are Anthropic's words): a guardrail or filter ended the
+    # answer; malformed_*: the model's output or tool call could not be read, so the turn
+    # ended without the answer it meant to give (as Gemini's malformed_function_call)
+    "content_filtered", "guardrail_intervened", "malformed_model_output", "malformed_tool_use",
 })
 
 

@@ -236,7 +236,7 @@ STOP_CAUSES = {
     "content_filter": "content_filter", "safety": "content_filter", "recitation": "content_filter",
     "blocklist": "content_filter", "prohibited_content": "content_filter", "spii": "content_filter",
     "image_safety": "content_filter", "image_prohibited_content": "content_filter",
-    "language": "content_filter",
+    "language": "content_filter", "content_filtered": "content_filter", "guardrail_intervened": "content_filter",
     "refusal": "refusal",
     "tool_calls": "tool_use", "tool_use": "tool_use", "function_call": "tool_use", "tool_call": "tool_use",
     "stop_sequence": "stop_sequence",

@@ -143,6 +143,23 @@ def test_normalize_exits_4_on_an_exception_with_its_message():
     assert b"provider error: modelStreamErrorException: The model encountered an error" in r.stderr
 
 
+@pytest.mark.parametrize("reason, early", [
+    ("end_turn", False), ("tool_use", False), ("stop_sequence", False), ("max_tokens", True),
+    ("model_context_window_exceeded", True), ("content_filtered", True), ("guardrail_intervened", True),
+    ("malformed_model_output", True), ("malformed_tool_use", True),
+])
+def test_strict_exits_9_on_every_documented_stop_reason_that_ends_the_answer_early(reason, early, tmp_path):
+    path = tmp_path / "stop.eventstream"
+    path.write_bytes(b"".join([
+        bedrock_event("messageStart", {"role": "assistant"}),
+        bedrock_event("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": "Some text"}}),
+        bedrock_event("messageStop", {"stopReason": reason}),
+    ]))
+    r = subprocess.run([*SSE_TOOL, "normalize", "--strict", str(path)], capture_output=True, env=clean_env(), timeout=60)
+    assert r.returncode == (9 if early else 0), r.stderr
+    assert json.loads(r.stdout.splitlines()[-1])["status"] == "complete"
+
+
 # -- InvokeModelWithResponseStream ------------------------------------------------------
 
 def inner_events(path) -> list[dict]:
