@@ -11,11 +11,9 @@ message, which ends the stream.
 
 from __future__ import annotations
 
-import base64
-import binascii
-
 import orjson
 
+from ..providers.bedrock import BadChunk
 from .rules import ERROR, Finding, rule
 
 MESSAGE_START = rule(
@@ -45,6 +43,10 @@ CHUNK_BYTES = rule(
     `chunk.bytes`; boto3 hands the decoded bytes to the caller, who parses them as JSON.""",
 )
 
+#: what the adapter refuses to read, by the error it raises, said by a rule of its own
+#: (the core says any other refusal as stream.wrong-type): normalize stops there too
+REFUSED = {BadChunk: CHUNK_BYTES}
+
 
 class Rules:
     def __init__(self) -> None:
@@ -57,8 +59,7 @@ class Rules:
         if not isinstance(payload, dict):
             return
         name = event.event
-        if name == "chunk":
-            self._chunk(index, event, payload, out)
+        if name == "chunk":  # (its bytes: see REFUSED)
             return
         if self._stopped and not (name == "metadata" and not self._metadata):
             out.append(AFTER_STOP.at(event.offset, index, f"{name} after messageStop"))
@@ -102,12 +103,6 @@ class Rules:
                 if not isinstance(value, dict):  # (a tool's input is an object)
                     out.append(TOOL_INPUT.at(event.offset, index,
                                              f"the input of block {block} is JSON but not an object"))
-
-    def _chunk(self, index: int, event, payload: dict, out: list[Finding]) -> None:
-        try:
-            orjson.loads(base64.b64decode(payload.get("bytes") or "", validate=True))
-        except (binascii.Error, TypeError, orjson.JSONDecodeError):
-            out.append(CHUNK_BYTES.at(event.offset, index, "chunk.bytes is not base64 of a JSON value"))
 
     def close(self, index: int) -> list[Finding]:
         return []

@@ -359,7 +359,8 @@ class Checker:
         try:
             records = adapter.feed(event.event, data)
         except BadInput as exc:  # a value the adapter refuses to read: the event says no more
-            out.append(WRONG_TYPE.at(event.offset, index, str(exc).split(" (at byte")[0]))
+            rule = getattr(FAMILIES[self.provider], "REFUSED", {}).get(type(exc), WRONG_TYPE)
+            out.append(rule.at(event.offset, index, str(exc).split(" (at byte")[0]))
             return
         self._rules.feed(index, event, data, records, out)
 

@@ -16,7 +16,8 @@ InvokeModelWithResponseStream: each ``chunk`` holds the model's own event as bas
 in ``bytes``. It is unwrapped and given to the adapter of the family that recognises it
 (Anthropic's Messages events, or an OpenAI-style chunk); Amazon Nova wraps Converse-shaped
 events as ``{"contentBlockDelta": {...}}``, read here. The family's terminal event, stop
-reason and usage are the stream's.
+reason and usage are the stream's. Bytes that are not base64 of a JSON object are bad input
+at the chunk's offset (``chunk_event``; check's ``bedrock.chunk-bytes`` says the same).
 
 A failure is a message of type ``exception`` (``throttlingException``,
 ``modelStreamErrorException``, ``validationException``, ...), which the framer names
@@ -29,9 +30,11 @@ Its message is the payload's ``message``; an error message carries it in its
 from __future__ import annotations
 
 import binascii
+from base64 import b64decode
 
 import orjson
 
+from ..errors import BadInput
 from ..model import Channel, Citation, Delta, Meta, Record, Redacted, Signature, ToolCall, Usage
 from ..typed import REQUIRED, field
 
@@ -161,14 +164,7 @@ class Bedrock:
     # -- InvokeModelWithResponseStream ------------------------------------------------
 
     def _chunk(self, payload: dict) -> list[Record]:
-        data = field(payload, "bytes", str, REQUIRED, "chunk.bytes")
-        try:
-            inner = orjson.loads(binascii.a2b_base64(data))
-        except (binascii.Error, ValueError):
-            # not base64 JSON: a chunk of a format this tool does not read
-            return [Meta("chunk", data)]
-        if not isinstance(inner, dict):
-            return []
+        inner = chunk_event(field(payload, "bytes", str, REQUIRED, "chunk.bytes"))
         wrapped = [key for key in inner if key in _CONVERSE]
         if len(wrapped) == 1 and isinstance(inner[wrapped[0]], dict):  # Amazon Nova
             out = self._converse(wrapped[0], inner[wrapped[0]])
@@ -195,6 +191,24 @@ class Bedrock:
         if self.error is None and family.error is not None:
             self.error = family.error
         return out
+
+
+class BadChunk(BadInput):
+    """An InvokeModel chunk whose ``bytes`` are not base64 of a JSON object."""
+
+
+def chunk_event(data: str) -> dict:
+    """The model's event in a chunk's ``bytes``. Every family sends base64 JSON objects,
+    which boto3 hands over for the caller to parse: anything else is bad input, never a
+    chunk to skip (text would be lost while the stream still completes). Base64 is read
+    strictly: lenient decoding drops stray characters and reads a torn chunk as another."""
+    try:
+        inner = orjson.loads(b64decode(data, validate=True))
+    except (binascii.Error, ValueError):
+        inner = None
+    if not isinstance(inner, dict):
+        raise BadChunk("chunk.bytes is not base64 of a JSON object")
+    return inner
 
 
 def _reasoning(reasoning: dict, index: int | None) -> list[Record]:

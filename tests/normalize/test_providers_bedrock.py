@@ -196,6 +196,45 @@ def test_a_chunk_of_an_unknown_family_is_kept_as_metadata_and_never_completes():
     assert out[-1].status is Status.TRUNCATED
 
 
+def anthropic_chunks(*texts: str) -> list[bytes]:
+    """An InvokeModel stream of Claude's events, one chunk each; the texts are text deltas."""
+    events = [{"type": "message_start", "message": {"id": "msg_bdrk_1", "role": "assistant", "content": [],
+                                                    "usage": {"input_tokens": 5, "output_tokens": 1}}},
+              {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+              *({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": t}}
+                for t in texts),
+              {"type": "content_block_stop", "index": 0},
+              {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 2}},
+              {"type": "message_stop", "amazon-bedrock-invocationMetrics": {"inputTokenCount": 5,
+                                                                            "outputTokenCount": 2}}]
+    return [bedrock_event("chunk", {"bytes": base64.b64encode(json.dumps(e).encode()).decode()}) for e in events]
+
+
+@pytest.mark.parametrize("bad", [
+    "not base64!",
+    base64.b64encode(b'{"type": "content_block_delta", "index": 0, "delta": {"type": "text_d').decode(),  # broken JSON
+    base64.b64encode(b'{"type": "content_block_delta"}').decode()[:-3],  # torn base64
+    "eyJ0eXBlIjogImNvbn\nRlbnQifQ==",  # a stray character a lenient decoder would skip
+    base64.b64encode(b'[1, 2]').decode(),  # JSON, but not an event
+])
+def test_a_chunk_whose_bytes_are_not_base64_json_is_bad_input_as_check_says(bad):
+    from sse_tool.check import check
+    from sse_tool.errors import BadInput
+    from sse_tool.pipeline import RecordReader
+
+    chunks = anthropic_chunks("Hello", " there")
+    chunks[3] = bedrock_event("chunk", {"bytes": bad})  # the " there" delta
+    offset = len(b"".join(chunks[:3]))
+    with pytest.raises(BadInput, match=r"chunk.bytes is not base64 of a JSON object") as caught:
+        records(b"".join(chunks))
+    assert caught.value.offset == offset
+    reader = RecordReader(lenient=True)  # skipped with a warning: the rest is read
+    out = reader.feed(b"".join(chunks)) + reader.close()
+    assert "".join(r.text for r in out if isinstance(r, Delta)) == "Hello"
+    assert out[-1].status is Status.COMPLETE and len(reader.normalizer.warnings) == 1
+    assert [(f.rule.id, f.offset) for f in check(b"".join(chunks))] == [("bedrock.chunk-bytes", offset)]
+
+
 def test_bedrock_is_recognised_only_by_its_own_events():
     assert Bedrock.recognise("contentBlockDelta", {"delta": {}})
     assert Bedrock.recognise("chunk", {"bytes": "e30="})
