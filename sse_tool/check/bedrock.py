@@ -51,11 +51,13 @@ REFUSED = {BadChunk: CHUNK_BYTES}
 class Rules:
     def __init__(self) -> None:
         self._started = False
+        self._events = 0  # of this attempt (a reset starts new rules; the core's index runs on)
         self._stopped = False
         self._metadata = False
         self._tools: dict[int, list[str]] = {}  # open tool blocks -> their input pieces
 
     def feed(self, index: int, event, payload, records: list, out: list[Finding]) -> None:
+        self._events += 1
         if not isinstance(payload, dict):
             return
         name = event.event
@@ -66,7 +68,7 @@ class Rules:
         if name == "metadata":
             self._metadata = True
         elif name == "messageStart":
-            if self._started or index:
+            if self._started or self._events > 1:
                 out.append(MESSAGE_START.at(event.offset, index, "messageStart is not the first event, "
                                             "or comes twice"))
             self._started = True

@@ -38,6 +38,7 @@ from orjson import loads as _loads
 from ..errors import BadInput, EventTooLarge
 from ..eventstream import failure_payload
 from ..framing import AutoFramer, make_framer
+from ..marker import EXIT, RESET, parse
 from ..providers import PROVIDERS, recognise
 from ..sse import DEFAULT_MAX_EVENT_SIZE, SseComment, SseEvent
 from . import anthropic, bedrock, cohere, gemini, ollama, openai_chat, openai_responses, vertex_search
@@ -108,6 +109,7 @@ class Checker:
         self._quick = None  # the family's QUICK, once the provider is known
         self._lines = (0, 1)  # (offset, its line number): the line cursor
         self._broken: Finding | None = None  # a JSON array that stopped parsing
+        self._cut: tuple[str, int] | None = None  # an earlier stage's exit marker: (why, offset)
         if self.provider is not None:
             self._start(self.provider)
 
@@ -266,9 +268,8 @@ class Checker:
                     self._runs(items, found, keys, framed, out)
                     return
         for item in items:
-            if type(item) is SseComment:  # the reset marker: a new attempt starts
-                if self.provider is not None and self._adapter is not None:
-                    self._start(self.provider)
+            if type(item) is SseComment:
+                self._marker(item.text, item.offset)
                 continue
             index = self.events
             self.events += 1
@@ -289,6 +290,21 @@ class Checker:
                     self._check(*h, out)
                 continue
             self._check(index, item, gap, out, framed)
+
+    def _marker(self, text: str, offset: int) -> None:
+        """An earlier stage's in-band marker. A reset starts a new attempt: the rules start
+        over, and a failure before it is void. An exit marker says that stage failed there:
+        what arrived was cut, which the end says as the framing's own cut would be said
+        (normalize reads it so too). A note changes nothing."""
+        marker = parse(text)
+        if marker is None:
+            return
+        if marker.kind == RESET:
+            self._cut = None
+            if self.provider is not None and self._adapter is not None:
+                self._start(self.provider)
+        elif marker.kind == EXIT:
+            self._cut = (marker.text, offset)
 
     def _runs(self, items: list, found: list, keys: list, framed: bool, out: list[Finding]) -> None:
         """A batch of SSE events, each run of the dialect's common delta event (``keys``
@@ -410,7 +426,12 @@ class Checker:
         out: list[Finding] = []
         if self._broken is not None:
             return [self._broken]
-        if end is not None and end.truncated:
+        if self._cut is not None and self.events and end is not None and not end.truncated:
+            # the earlier stage's cut, said where its marker is, by the framing's rule
+            # (before any event, stream.no-events says it)
+            out.append(_CUT_RULES.get(self.framing, JSON_ARRAY_UNCLOSED).at(
+                self._cut[1], index, f"an earlier stage cut the stream ({self._cut[0]})"))
+        elif end is not None and end.truncated:
             tail = self._gap - self._base
             if self.framing == "sse":
                 at = self._base + unfinished(self._buf, tail)
@@ -498,6 +519,9 @@ class _Capped(list):
         self.extend(findings)
         return self
 
+
+#: framing -> the rule of a stream cut short
+_CUT_RULES = {"sse": MISSING_BLANK_LINE, "ndjson": NDJSON_NO_NEWLINE, "aws-eventstream": EVENTSTREAM_CUT}
 
 _EVENTS = {SseEvent}
 _EVENT = attrgetter("event")

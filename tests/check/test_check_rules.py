@@ -458,3 +458,40 @@ def test_a_block_of_an_earlier_stage_s_markers_is_no_keep_alive_finding(marker):
     found = findings(marker + b"\n: keep-alive\n\n" + OK_CHAT)  # the server's comment still counts
     assert [f.rule.id for f in found] == ["sse.comment-only-block"]
 
+
+
+OK_ANTHROPIC = anthropic(START, BLOCK, TEXT_DELTA, STOP, MESSAGE_DELTA, MESSAGE_STOP)
+OK_COHERE = cohere(C_START, C_CONTENT, C_DELTA, C_END, C_MESSAGE_END)
+NOTE_LINE = b": sse-tool note fetch: retry 1/2 in 1s\n\n"
+
+
+def second_event(data: bytes) -> int:
+    """Where the second event (or event-stream message) of a stream starts."""
+    from sse_tool.framing import AutoFramer
+
+    return AutoFramer().feed(data)[1].offset
+
+
+@pytest.mark.parametrize("stream", [OK_BEDROCK, OK_ANTHROPIC, OK_COHERE, OK_CHAT],
+                         ids=["bedrock", "anthropic", "cohere", "openai"])
+def test_an_earlier_stage_s_note_mid_stream_changes_no_finding(stream):
+    at = second_event(stream)
+    assert findings(stream[:at] + NOTE_LINE + stream[at:]) == []
+
+
+@pytest.mark.parametrize("stream", [OK_BEDROCK, OK_ANTHROPIC, OK_COHERE], ids=["bedrock", "anthropic", "cohere"])
+def test_a_retry_after_a_cut_past_the_first_event_gives_the_findings_of_the_whole_stream(stream):
+    # fetch --retry-partial: the cut attempt, the reset marker, then the whole stream again;
+    # the rules start over, and "first" means the first event of the attempt
+    cut = second_event(stream) + 7
+    assert findings(stream[:cut] + b"\n: sse-tool reset\n\n" + stream) == []
+
+
+@pytest.mark.parametrize("stream, rule", [(OK_BEDROCK, "eventstream.cut"), (OK_ANTHROPIC, "sse.missing-final-blank-line")],
+                         ids=["bedrock", "anthropic"])
+def test_an_exit_marker_after_the_terminal_event_is_a_cut_not_a_missing_terminal_event(stream, rule):
+    tail = bedrock(B_META)[:20] if stream is OK_BEDROCK else b'event: ping\ndata: {"ty'
+    found = findings(stream + tail + b"\n: sse-tool exit 3 fetch: connection closed mid-body\n")
+    assert [(f.rule.id, f.message) for f in found] == [
+        (rule, "an earlier stage cut the stream (fetch: connection closed mid-body)")]
+    assert all(f.rule.truncation for f in found)
