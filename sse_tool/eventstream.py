@@ -33,7 +33,9 @@ message's ``headers`` must be read, not changed.
 A bad prelude CRC, bad lengths, a bad message CRC or malformed headers are ``BadInput``
 with the message's offset, raised after the messages completed before it are handed out
 (as the other framers do). Input ending inside a message is truncation: ``close()``
-reports it, and that message, which never arrived whole, is not emitted.
+reports it, and that message, which never arrived whole, is not emitted. Bytes at the end
+that cannot begin a prelude (a line end, a colon, lengths that do not fit) are no cut
+message but bad input, named.
 
 In-band markers (``marker.py``) cross this framing too: an earlier stage writes them as
 text lines between messages (a retry's note before the body) or after the bytes of a
@@ -240,6 +242,11 @@ class EventStreamParser:
         if not self._have:
             return FrameEnd(None, self._pos, tuple(out))
         if self._need == PRELUDE:
+            tail = b"".join(self._pending)
+            if tail[:1] in _LINE_BYTES or not could_be_prelude(tail):
+                # Not a prelude cut short (see the docstring): what follows the last message
+                # is something else, which a reader must not take for a cut, nor skip.
+                raise BadInput(f"{tail!r} follows the last message: not an event-stream message", self._pos)
             why = f"input ended inside a message prelude ({self._have} of its {PRELUDE} bytes)"
         else:
             why = f"input ended inside a message ({self._have} of its {self._need} bytes)"

@@ -253,6 +253,25 @@ def test_line_ends_between_messages_without_a_marker_are_still_refused():
         items(data[:cut] + b"\n" + data[cut:])
 
 
+@pytest.mark.parametrize("tail", [b"\n", b"\r\n", b"\r", b":", b"\n\n"])
+def test_a_line_end_after_the_last_message_is_bad_input_naming_it_not_a_cut(tail):
+    # a line end or a colon never starts a prelude (that message would be over 160 MiB)
+    data = TEXT.read_bytes()
+    for size in (0, 1):
+        with pytest.raises(BadInput, match=r"follows the last message: not an event-stream message") as caught:
+            items(data + tail, size)
+        assert repr(tail) in str(caught.value) and caught.value.offset == len(data)
+
+
+@pytest.mark.parametrize("stage", ["frame", "normalize", "check"])
+def test_every_stage_says_bad_input_for_a_line_end_after_the_last_message(stage, tmp_path):
+    path = tmp_path / "trailing.eventstream"
+    path.write_bytes(TEXT.read_bytes() + b"\r\n")
+    r = subprocess.run([*SSE_TOOL, stage, str(path)], capture_output=True, env=clean_env(), timeout=60)
+    assert r.returncode == 5, r.stderr
+    assert f"follows the last message: not an event-stream message (at byte {len(TEXT.read_bytes())})".encode() in r.stderr
+
+
 def outcome(data: bytes, cuts: list[int]):
     framer = EventStreamParser()
     points = sorted({0, len(data), *cuts})
