@@ -8,9 +8,11 @@ newline). A line ``: sse-tool ...`` is an in-band marker (``marker.py``), report
 ``SseComment``. Cost and memory follow ``SseParser``: pieces of a partial line are joined
 once, and a line over the size limit raises ``EventTooLarge``.
 
-When the first line starts like JSON but is not a JSON value by itself, the input is JSON
-written over many lines (a pretty-printed error body, say): it is read from there on as a
-sequence of JSON values (``JsonArrayParser(sequence=True)``), one event per value.
+When the first line starts like JSON but is not a JSON value by itself, and ends where a
+pretty-printer breaks a line, the input is JSON written over many lines (a pretty-printed
+error body, say): it is read from there on as a sequence of JSON values
+(``JsonArrayParser(sequence=True)``), one event per value. A first line that is merely
+broken is read as a line, so its damage is bad input at its offset, as on any other line.
 
 With ``raw=True`` (for a reader that parses every line as JSON) an event's ``data`` is the
 line's bytes, not decoded: orjson reads bytes directly, so decoding first would only be
@@ -186,7 +188,14 @@ def _is_json(text: bytes) -> bool:
 
 def _many_lines(first: bytes) -> bool:
     """Whether a first line starts a JSON value written over many lines: an opening bracket
-    followed by nothing or a key (``{``, ``[{``, ``{"error": {``), and not whole itself."""
-    head = first.lstrip()
+    followed by nothing or a key (``{``, ``[{``, ``{"error": {``), not whole itself, and
+    ending where a pretty-printer breaks a line (after ``{``, ``[``, ``,`` or ``:``). A line
+    ending in a value (``{"done":false``) is one broken line, as any other line's damage."""
+    head = first.strip()
     rest = head.lstrip(b"{[ \t\r")
-    return head[:1] in (b"{", b"[") and rest[:1] in (b"", b'"') and not _is_json(first)
+    return (head[:1] in (b"{", b"[") and rest[:1] in (b"", b'"') and head[-1:] in _OPENS
+            and not _is_json(first))
+
+
+#: what a pretty-printed JSON value's first line ends with: the value goes on below
+_OPENS = (b"{", b"[", b",", b":")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from hypothesis import given, strategies as st
 
@@ -46,6 +48,24 @@ def test_a_last_line_without_newline_that_is_whole_json_is_an_event():
 
 def test_trailing_blanks_without_newline_are_not_truncation():
     assert parse(b'{"a": 1}\n  ')[1].is_complete
+
+
+@pytest.mark.parametrize("body", [
+    b'{\n  "error": {\n    "code": 429,\n    "message": "slow down"\n  }\n}\n',  # a pretty-printed error body
+    b'{"error": {\n  "code": 429\n}}\n', b'{"error":\n {"code": 429}}\n', b'{"code": 429,\n "message": "x"}\n',
+])
+def test_json_written_over_many_lines_is_read_as_one_value(body):
+    items, end = every_chunking(body)
+    assert [json.loads(e.data) for e in items] == [json.loads(body)] and end.truncated is None
+
+
+@pytest.mark.parametrize("damage", [b'{"done": false', b'{"done": fals', b'{"a": "b"}}', b'{"message": {"content": "Hi"}'])
+def test_a_broken_first_line_is_one_line_like_any_other_and_the_lines_after_it_are_read(damage):
+    good = b'{"done": true}'
+    first, _ = every_chunking(damage + b"\n" + good + b"\n")
+    second, _ = every_chunking(good + b"\n" + damage + b"\n" + good + b"\n")
+    assert [(e.data, e.offset) for e in first] == [(damage.decode(), 0), (good.decode(), len(damage) + 1)]
+    assert [e.data for e in second] == [good.decode(), damage.decode(), good.decode()]
 
 
 def test_a_leading_bom_is_stripped():

@@ -133,3 +133,21 @@ def test_odd_shapes_are_bad_input_or_skipped_with_lenient():
     out = odd_shapes(lines(chat(message={"tool_calls": "x", "thinking": 3}), [1], "s",
                            {"model": 5, "message": None, "done": False}, chat(done=True)), "ollama")
     assert out[-1].status is Status.COMPLETE
+
+
+@pytest.mark.parametrize("line", [0, 1])
+def test_a_broken_line_is_bad_input_at_its_offset_the_first_as_any_other(line):
+    from sse_tool.check import check
+    from sse_tool.errors import BadInput
+
+    good = [lines(chat("A")), lines(chat("B")), lines(chat(done=True, done_reason="stop"))]
+    good[line] = good[line].replace(b"}\n", b"\n")  # the last brace lost
+    data = b"".join(good)
+    offset = len(b"".join(good[:line]))
+    with pytest.raises(BadInput) as caught:
+        records(data, "auto")
+    assert caught.value.offset == offset
+    reader = RecordReader(lenient=True)  # skipped with a warning: the other lines are read
+    out = reader.feed(data) + reader.close()
+    assert channel_text(out, Channel.ANSWER) == "AB".replace("AB"[line], "") and out[-1].status is Status.COMPLETE
+    assert [(f.rule.id, f.offset) for f in check(data)] == [("stream.data-not-json", offset)]
