@@ -16,7 +16,12 @@ InvokeModelWithResponseStream: each ``chunk`` holds the model's own event as bas
 in ``bytes``. It is unwrapped and given to the adapter of the family that recognises it
 (Anthropic's Messages events, or an OpenAI-style chunk); Amazon Nova wraps Converse-shaped
 events as ``{"contentBlockDelta": {...}}``, read here. The family's terminal event, stop
-reason and usage are the stream's. Bytes that are not base64 of a JSON object are bad input
+reason and usage are the stream's, with one exception: a family whose terminal event is
+not JSON (the OpenAI-style chunks of gpt-oss, whose ``[DONE]`` sentinel no chunk can
+carry) ends at the chunk that carries ``amazon-bedrock-invocationMetrics`` once it has
+given a stop reason (a ``finish_reason``, on that chunk or before): Bedrock adds the
+metrics to the last chunk of an invoke stream, so that chunk after the finish is the
+turn's proof of completion; without either, the stream is truncated. Bytes that are not base64 of a JSON object are bad input
 at the chunk's offset (``chunk_event``; check's ``bedrock.chunk-bytes`` says the same).
 
 A failure is a message of type ``exception`` (``throttlingException``,
@@ -44,6 +49,9 @@ _CONVERSE = frozenset({
     "messageStop", "metadata",
 })
 _FAILURES = ("exception:", "error:")
+#: families whose terminal event is not JSON, so no chunk can carry it: they end at the
+#: chunk with the invocation metrics, after a stop reason (see the docstring)
+_ENDS_AT_METRICS = frozenset({"openai"})
 
 
 class Bedrock:
@@ -65,6 +73,7 @@ class Bedrock:
         #: tool blocks open: contentBlockIndex -> whether argument text arrived
         self._tools: dict[int, bool] = {}
         self._family = None  # the adapter reading InvokeModelWithResponseStream chunks
+        self._ends_at_metrics = False  # that family's end is the metrics chunk
 
     def feed(self, event: str, payload) -> list[Record]:
         if event.startswith(_FAILURES):
@@ -173,6 +182,8 @@ class Bedrock:
         metrics = inner.get("amazon-bedrock-invocationMetrics")
         if metrics:
             out.append(Meta("invocation_metrics", metrics))
+            if self._ends_at_metrics and self.stop_reason is not None and self.error is None:
+                self.terminal = True
         return out
 
     def _family_event(self, inner: dict) -> list[Record]:
@@ -186,8 +197,10 @@ class Bedrock:
             if name is None or name == self.name:
                 return [Meta("chunk", inner)]
             family = self._family = PROVIDERS[name]()
+            self._ends_at_metrics = name in _ENDS_AT_METRICS
         out = family.feed(kind, inner)
-        self.terminal, self.stop_reason, self.usage = family.terminal, family.stop_reason, family.usage
+        self.terminal = self.terminal or family.terminal
+        self.stop_reason, self.usage = family.stop_reason, family.usage
         if self.error is None and family.error is not None:
             self.error = family.error
         return out

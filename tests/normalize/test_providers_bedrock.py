@@ -235,6 +235,50 @@ def test_a_chunk_whose_bytes_are_not_base64_json_is_bad_input_as_check_says(bad)
     assert [(f.rule.id, f.offset) for f in check(b"".join(chunks))] == [("bedrock.chunk-bytes", offset)]
 
 
+def gpt_oss_chunks(finish: str | None = "stop", metrics: bool = True) -> list[bytes]:
+    """An InvokeModel stream of OpenAI-style chunks, as gpt-oss on Bedrock answers: built
+    from the documented shapes (docs/providers.md, sections 1 and 8), not recorded. The
+    last chunk carries the finish_reason and Bedrock's invocation metrics; no [DONE]."""
+    def chunk(delta: dict, reason=None, **extra) -> dict:
+        return {"id": "chatcmpl-8f3c2a9e4b7d41c6", "object": "chat.completion.chunk", "created": 1755600000,
+                "model": "openai.gpt-oss-20b-1:0",
+                "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": reason}], **extra}
+    last = {"amazon-bedrock-invocationMetrics": {"inputTokenCount": 18, "outputTokenCount": 9,
+                                                 "invocationLatency": 412, "firstByteLatency": 187}} if metrics else {}
+    events = [chunk({"role": "assistant", "content": ""}), chunk({"content": "¡Claro! "}),
+              chunk({"content": "Se dice «lanzamiento» 🚀"}), chunk({}, finish, **last)]
+    return [bedrock_event("chunk", {"bytes": base64.b64encode(json.dumps(e, ensure_ascii=False).encode()).decode(),
+                                    "p": "abcdefghij"}) for e in events]
+
+
+def test_openai_style_invoke_chunks_end_at_the_chunk_with_the_invocation_metrics_after_the_finish():
+    from sse_tool.check import check
+
+    data = b"".join(gpt_oss_chunks())
+    out = records(data)
+    assert out[-1] == End(Status.COMPLETE, "stop")  # [DONE] is not JSON: no chunk can carry it
+    assert "".join(r.text for r in out if isinstance(r, Delta)) == "¡Claro! Se dice «lanzamiento» 🚀"
+    assert Meta("invocation_metrics", {"inputTokenCount": 18, "outputTokenCount": 9, "invocationLatency": 412,
+                                       "firstByteLatency": 187}) in out
+    assert check(data) == []
+
+
+@pytest.mark.parametrize("chunks", [gpt_oss_chunks()[:-1], gpt_oss_chunks(finish=None), gpt_oss_chunks(metrics=False)],
+                         ids=["cut-before-the-last-chunk", "metrics-without-a-finish", "finish-without-metrics"])
+def test_openai_style_invoke_chunks_without_that_chunk_are_truncated(chunks):
+    from sse_tool.check import check
+
+    data = b"".join(chunks)
+    assert records(data)[-1].status is Status.TRUNCATED
+    assert [f.rule.id for f in check(data)] == ["stream.no-terminal-event"]
+
+
+def test_openai_style_invoke_chunks_cut_anywhere_are_truncated():
+    data = b"".join(gpt_oss_chunks())
+    for cut in range(len(data)):
+        assert records(data[:cut])[-1].status is Status.TRUNCATED, cut
+
+
 def test_bedrock_is_recognised_only_by_its_own_events():
     assert Bedrock.recognise("contentBlockDelta", {"delta": {}})
     assert Bedrock.recognise("chunk", {"bytes": "e30="})
