@@ -209,8 +209,8 @@ def render(
             view = _terminal_view(color.value, reasoning=mode, markdown=markdown, on_truncate=on_truncate.value,
                                   policy=policy, footer=footer)
         else:
-            view = PlainView(out.send, write_stderr, policy, reasoning=mode, on_truncate=on_truncate.value, note=say_note,
-                             shared_terminal=sys.stderr is not None and sys.stderr.isatty(),
+            view = PlainView(out.send, write_stderr, policy, reasoning=mode, on_truncate=on_truncate.value,
+                             note=say_note, shared_terminal=sys.stderr is not None and sys.stderr.isatty(),
                              out_terminal=sys.stdout is not None and sys.stdout.isatty())
         painter = Painter(view, clock, seconds)
         painter.draft.live = _is_live(fd)

@@ -21,8 +21,9 @@ not JSON (the OpenAI-style chunks of gpt-oss, whose ``[DONE]`` sentinel no chunk
 carry) ends at the chunk that carries ``amazon-bedrock-invocationMetrics`` once it has
 given a stop reason (a ``finish_reason``, on that chunk or before): Bedrock adds the
 metrics to the last chunk of an invoke stream, so that chunk after the finish is the
-turn's proof of completion; without either, the stream is truncated. Bytes that are not base64 of a JSON object are bad input
-at the chunk's offset (``chunk_event``; check's ``bedrock.chunk-bytes`` says the same).
+turn's proof of completion; without either, the stream is truncated. Bytes that are not
+base64 of a JSON object are bad input at the chunk's offset (``chunk_event``; check's
+``bedrock.chunk-bytes`` says the same).
 
 A failure is a message of type ``exception`` (``throttlingException``,
 ``modelStreamErrorException``, ``validationException``, ...), which the framer names
