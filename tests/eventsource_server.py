@@ -122,12 +122,16 @@ def blocks_after(blocks: list[tuple[str | None, bytes]], last_id: str | None) ->
 
 def blocks_with_ids(body: bytes, every: int = 1) -> list[tuple[str | None, bytes]]:
     """A stream (LF or CRLF line ends) cut into blocks, the first and each ``every``-th after it
-    given ``id: N`` (N counting blocks from 1), as a server that numbers its events does."""
+    given ``id: N`` (N counting blocks from 1), as a server that numbers its events does; a
+    block with an id of its own keeps it."""
     blank = b"\r\n\r\n" if b"\r\n\r\n" in body else b"\n\n"
     nl = blank[:len(blank) // 2]
     out = []
     for n, block in enumerate(body.split(blank)[:-1], 1):
-        if (n - 1) % every == 0:
+        own = [line[3:].removeprefix(b" ") for line in block.split(nl) if line.startswith(b"id:")]
+        if own:  # a stream that numbers its events itself (samples/openai-chat-resumable.sse)
+            out.append((own[-1].decode(), block + blank))
+        elif (n - 1) % every == 0:
             out.append((str(n), b"id: %d%s%s%s" % (n, nl, block, blank)))
         else:
             out.append((None, block + blank))

@@ -7,6 +7,8 @@ SDKs; without them these tests are skipped.)"""
 
 from __future__ import annotations
 
+import re
+
 import httpx
 import pytest
 
@@ -187,7 +189,7 @@ def test_without_a_base_path_the_model_chooses_the_recording(served):
     # gpt-4o-mini is the model of more than one recording, and none has this exact request.
     with pytest.raises(openai.UnprocessableEntityError) as exc:
         openai_client(served).chat.completions.create(model="gpt-4o-mini", messages=MESSAGES, stream=True)
-    assert "3 recordings have model gpt-4o-mini" in str(exc.value)
+    assert re.search(r"\b[2-9] recordings have model gpt-4o-mini\b", str(exc.value))
     text = openai_client(served).responses.create(model="o3-mini", input="Hi").output_text
     assert text == expected(FIXTURES / "openai-responses" / "responses-reasoning-summary.sse")[0]
 
