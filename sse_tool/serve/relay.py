@@ -86,17 +86,19 @@ def default_paths(provider: str | None, base_path: str) -> tuple[str, ...]:
 
 
 def forwarded_headers(headers, provider: str | None, key: str | None,
-                      length: int | None = None, *, plain: bool = False) -> list[tuple[str, str]]:
+                      length: int | None = None, *, plain: bool = False) -> list[tuple[str, str | bytes]]:
     """The client's headers that may go upstream, plus the key (from the server), and the
     body's length when the client declared it (the body itself is streamed). ``plain``
-    asks for an uncompressed body even without a key (to record it)."""
-    out = []
+    asks for an uncompressed body even without a key (to record it). A client's value
+    stays the bytes it sent (``Café`` in UTF-8, obs-text): httpx sends bytes as they are,
+    where a str would have to be ASCII."""
+    out: list[tuple[str, str | bytes]] = []
     for raw_name, raw_value in headers:
         name = raw_name.decode("latin-1").lower()
         if (name in _NOT_FORWARDED or name.startswith(("sec-", "x-sse-tool-")) or is_secret_header(name)
                 or any(word in name for word in _CREDENTIAL_WORDS)):
             continue
-        out.append((name, raw_value.decode("latin-1")))
+        out.append((name, bytes(raw_value)))
     if length is not None:
         out.append(("content-length", str(length)))
     if key or plain:
@@ -142,6 +144,12 @@ async def _teed(chunks, take, hasher=None):
         if hasher is not None:
             hasher.update(chunk)
         yield chunk
+
+
+def _as_text(headers) -> list[tuple[str, str]]:
+    """Headers for a recording, which is text: a client's bytes read as UTF-8 (U+FFFD for
+    what is not)."""
+    return [(n, v.decode("utf-8", "replace") if isinstance(v, bytes) else v) for n, v in headers]
 
 
 def _masked(text: str, key: str, ignore_case: bool = False) -> str:
@@ -227,7 +235,7 @@ class Relay:
         else:
             headers = forwarded_headers(scope["headers"], self._provider, self._key, body.length,
                                         plain=self.recorder is not None or self.resumable is not None)
-            take = self.recorder.take(scope["method"], str(url), headers) if self.recorder else None
+            take = self.recorder.take(scope["method"], str(url), _as_text(headers)) if self.recorder else None
             hasher = Hasher() if self.resumable is not None else None
             request = self._client.build_request(
                 scope["method"], url, headers=headers,

@@ -275,7 +275,7 @@ def test_response_headers_that_quote_the_key_are_masked():
 # -- compressed bodies ---------------------------------------------------------------------
 
 def test_a_relay_with_a_key_asks_for_an_uncompressed_body_whatever_the_client_takes():
-    asked = [("accept-encoding", "gzip, br")]
+    asked = [("accept-encoding", b"gzip, br")]
     assert ("accept-encoding", "identity") in forwarded_headers([(b"Accept-Encoding", b"gzip, br")],
                                                                 "openai", KEY)
     assert [h for h in forwarded_headers([(b"Accept-Encoding", b"gzip, br")], None, None)

@@ -394,6 +394,55 @@ def test_no_spelling_of_a_key_parameter_goes_upstream(relays, upstream):
         assert b"CLIENTKEY" not in upstream.seen[-1].head
 
 
+@pytest.fixture(scope="module")
+def every_mode(upstream, tmp_path_factory):
+    """A relay in each mode: with a key, without one, recording, resumable."""
+    folder = tmp_path_factory.mktemp("header-recordings")
+    started = {
+        "key": _relay(upstream.base, "openai", variable="OPENAI_API_KEY"),
+        "keyless": ServeProcess("--upstream", upstream.base, "--provider", "none"),
+        "record": _relay(upstream.base, "openai", "--record-dir", str(folder), variable="OPENAI_API_KEY"),
+        "resumable": _relay(upstream.base, "openai", "--resumable", variable="OPENAI_API_KEY"),
+    }
+    yield started
+    for serve in started.values():
+        assert serve.stop() == 130
+        assert KEY not in serve.log() and "Traceback" not in serve.log(), serve.log()
+
+
+# Any bytes but the line ends (which would end the header): UTF-8 text, obs-text, controls.
+_HEADER_VALUES = (st.binary(min_size=1, max_size=24)
+                  | st.text(min_size=1, max_size=12).map(lambda t: t.encode("utf-8"))
+                  ).filter(lambda v: b"\r" not in v and b"\n" not in v)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(mode=st.sampled_from(["key", "keyless", "record", "resumable"]), value=_HEADER_VALUES)
+def test_any_header_value_a_client_can_send_is_forwarded_as_its_bytes_or_refused(every_mode, upstream, mode, value):
+    # A non-ASCII value (X-Title: Café) was a 500 with a traceback: httpx encodes a str
+    # value as ASCII. What the HTTP server accepts goes up byte for byte, less the
+    # whitespace around it; what it does not is its 400, and reaches no one.
+    serve = every_mode[mode]
+    before = len(upstream.seen)
+    reply = attack(serve, "/v1/chat/completions", method="POST", body=BODY,
+                   headers={"X-Title": value.decode("latin-1")})
+    assert reply.status in (200, 400), (reply, serve.log()[-2000:])
+    if reply.status == 200:
+        assert len(upstream.seen) == before + 1
+        assert upstream.seen[-1].header("x-title").encode("latin-1") == value.strip(b" \t")
+    else:
+        assert len(upstream.seen) == before
+
+
+def test_a_non_ascii_header_value_goes_up_unchanged_in_every_mode(every_mode, upstream):
+    for mode, serve in every_mode.items():
+        reply = attack(serve, "/v1/chat/completions", method="POST", body=BODY,
+                       headers={"X-Title": "Café ☕".encode().decode("latin-1")})
+        assert reply.status == 200, (mode, reply)
+        assert upstream.seen[-1].header("x-title").encode("latin-1") == "Café ☕".encode(), mode
+        assert "Traceback" not in serve.log(), mode
+
+
 # -- medium: bounded resources, clean errors ---------------------------------------------
 
 def _peak_rss_kib(pid: int) -> int:
