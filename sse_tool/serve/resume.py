@@ -8,7 +8,8 @@ side (``resumable``) waits, reads the upstream and writes to clients.
 
 Ids. A stream is named by 128 random bits (``secrets``), never by a counter: knowing
 one's own stream id says nothing about another's. Every event gets an ``id:`` line,
-``STREAM:N`` (N counting events from 1), added just before the blank line that ends it,
+``STREAM:N`` (N counting events from 1), added just before the blank line that ends it
+and ended as that blank line is (CRLF, CR or LF),
 after any id line of the upstream's own (the last id line of a block is the one in force,
 so the relay's is what a client reconnects with). Nothing else in the bytes changes. Only
 whole blocks leave the tagger: the line may only be added once a block is known to be an
@@ -68,9 +69,13 @@ class Tagger:
                 continue
             end = event.end - base
             blank = 2 if held[end:end + 2] == b"\r\n" else 1  # the line end of the blank line
+            # The id line ends as the block's lines do: an LF among CRLF lines is a line
+            # end to a spec parser, but splitters that look for the block's own blank
+            # line (the anthropic SDK's, CRLF CRLF) never see the event end.
+            line_end = held[end:end + blank]
             self.count += 1
             out.append((self.count, b"".join((
-                held[pos - base:end], self._prefix, b"%d\n" % self.count, held[end:end + blank]))))
+                held[pos - base:end], self._prefix, b"%d" % self.count, line_end, line_end))))
             pos = base + end + blank
         sealed = max(self._parser.sealed, pos)
         if sealed > pos:

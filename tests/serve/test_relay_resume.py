@@ -307,3 +307,63 @@ def test_resumable_options_are_checked(args, words):
     assert serve.proc.wait(20) == 2
     serve.stop()
     assert words in serve.log()
+
+
+# -- line ends -------------------------------------------------------------------------------
+
+def _crlf_stream(opened: threading.Event, released: threading.Event):
+    """An upstream that streams Anthropic's text-short in CRLF lines, one event a write, and
+    sends the rest only once ``opened`` is set (or 5 s have passed: then ``released``)."""
+    from ..support import FIXTURES
+
+    blocks = (FIXTURES / "anthropic" / "text-short.sse").read_bytes().replace(b"\n", b"\r\n") \
+        .split(b"\r\n\r\n")
+
+    def answer(seen):
+        yield b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"
+        for i, block in enumerate(b for b in blocks if b):
+            if i == 4:  # message_start, content_block_start, ping, the first text delta
+                opened.wait(5)
+                released.set()
+            yield block + b"\r\n\r\n"
+
+    return answer
+
+
+@pytest.mark.parametrize("ending", [b"\r\n", b"\r", b"\n"])
+def test_the_relays_id_line_ends_as_its_block_does(ending):
+    from sse_tool.serve.resume import Tagger
+
+    data = b"event: a" + ending + b"data: 1" + ending + ending + b"data: 2" + ending + ending
+    tagger = Tagger("A" * 22)
+    out = b"".join(d for _, d in tagger.feed(data))
+    assert out == (b"event: a" + ending + b"data: 1" + ending + b"id: " + b"A" * 22 + b":1" + ending
+                   + ending + b"data: 2" + ending + b"id: " + b"A" * 22 + b":2" + ending + ending)
+
+
+def test_the_anthropic_sdk_streams_a_crlf_stream_through_the_resumable_relay_as_it_comes():
+    # An LF-only id line in a CRLF stream hid every event end from the SDK's splitter
+    # (it looks for CRLF CRLF): nothing arrived until the upstream ended.
+    anthropic = pytest.importorskip("anthropic")
+    from ..raw_http import Catcher
+
+    opened, released = threading.Event(), threading.Event()
+    upstream = Catcher("127.0.0.1", answer=_crlf_stream(opened, released))
+    serve = ServeProcess("--upstream", upstream.base, "--provider", "anthropic", "--resumable",
+                         env={"ANTHROPIC_API_KEY": KEY})
+    try:
+        client = anthropic.Anthropic(base_url=serve.base, api_key="unused", max_retries=0)
+        text, early = "", None
+        with client.messages.stream(model="m", max_tokens=10,
+                                    messages=[{"role": "user", "content": "hi"}]) as stream:
+            for piece in stream.text_stream:
+                if early is None:
+                    early = not released.is_set()
+                    opened.set()
+                text += piece
+        assert early is True  # the first text came before the upstream sent the rest
+        assert text == stream.get_final_message().content[0].text and text
+    finally:
+        opened.set()
+        assert serve.stop() == 130
+        upstream.close()

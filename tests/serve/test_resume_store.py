@@ -26,7 +26,7 @@ def tagged(data: bytes, sizes: list[int]) -> tuple[list, bytes]:
 
 
 def untagged(data: bytes) -> bytes:
-    return re.sub(rb"id: " + NAME.encode() + rb":\d+\n", b"", data)
+    return re.sub(rb"id: " + NAME.encode() + rb":\d+(?:\r\n|\r|\n)", b"", data)
 
 
 def test_each_event_gets_the_next_id_and_nothing_else_changes():
