@@ -49,6 +49,8 @@ class Reply:
     status: int
     head: bytes
     body: bytes = field(repr=False, default=b"")
+    #: the body as it came, chunked framing included (a cut one has no last chunk)
+    raw_body: bytes = field(repr=False, default=b"")
 
     def header(self, name: str) -> str | None:
         return Seen(self.head).header(name)
@@ -167,7 +169,7 @@ def send(port: int, data: bytes, host: str = "127.0.0.1", timeout: float = 10) -
     m = re.match(rb"HTTP/1\.[01] (\d{3})", head)
     if m is None:
         raise AssertionError(f"no HTTP answer: {got[:200]!r}")
-    reply = Reply(int(m.group(1)), head, body)
+    reply = Reply(int(m.group(1)), head, body, body)
     if (reply.header("transfer-encoding") or "").lower() == "chunked":
         reply.body = _dechunk(body)
     return reply

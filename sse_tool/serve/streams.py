@@ -22,6 +22,7 @@ from urllib.parse import unquote, urlsplit
 
 from ..errors import BadInput
 from ..framing import sniff
+from ..model import Status
 from ..recording import Recording, load_recording
 from ..redact import MASK, is_masked, is_secret_header
 from ..replay import Step, is_recording, parse_rate, rate_steps, recording_steps
@@ -146,9 +147,13 @@ class Stream:
 
     @property
     def ending(self) -> str:
-        """``finish``, ``cut`` or ``stall``: a recording ends as its exchange did."""
+        """``finish``, ``cut`` or ``stall``: a recording ends as its exchange did, a stream
+        file as normalize reads it (cut: its provider's end never came)."""
         if self.recording is None:
-            return "finish"
+            # A clean end would pass a cut stream off as finished (an SDK returns the text
+            # so far and raises nothing): it is cut again, after the bytes that were there.
+            truncated = self.dialect is not None and self.summary.status is Status.TRUNCATED
+            return "cut" if truncated else "finish"
         end = self.recording.end
         return _ENDINGS.get(end.outcome, "cut") if end else "cut"
 

@@ -61,6 +61,25 @@ def test_an_aws_event_stream_file_is_served_with_its_content_type(client, tmp_pa
         serve.stop()
 
 
+@pytest.mark.parametrize("name", ["anthropic-truncated.sse", "ollama-truncated.ndjson",
+                                  "vertex-search-truncated.json", "bedrock-invoke-truncated.eventstream"])
+def test_a_cut_stream_file_is_served_cut_after_all_its_bytes(name):
+    # It ended cleanly: a client (an SDK) took half an answer for a whole one.
+    from ..raw_http import request, send
+    from ..support import SAMPLES
+
+    data = (SAMPLES / name).read_bytes()
+    serve = ServeProcess("--speed", "0", str(SAMPLES / name))
+    try:
+        raw = send(int(serve.base.rsplit(":", 1)[1]), request("/" + name))
+        assert raw.status == 200 and raw.body == data  # every byte that was there...
+        assert not raw.raw_body.endswith(b"0\r\n\r\n")  # ...and no last chunk: a cut
+        with httpx.Client(timeout=10, trust_env=False) as client, pytest.raises(httpx.RemoteProtocolError):
+            client.get(serve.url("/" + name))
+    finally:
+        assert serve.stop() == 130
+
+
 def test_a_recording_has_its_recorded_headers_without_the_encoding(server, client):
     r = client.get(server.url("/gem"))
     assert r.content == b"data: {}\n\n"
