@@ -200,8 +200,8 @@ class StreamApp:
         stream_wanted = ask.stream if ask else body.get("stream") is not False
         if candidates is None:
             candidates, why = self._candidates(hit, ask, recorded)
-            if why:
-                return Found(miss=why, shape=shape, stream_wanted=stream_wanted)
+            if why:  # in hybrid mode, none yet of its dialect: relayed, and recorded
+                return None if exact_only else Found(miss=why, shape=shape, stream_wanted=stream_wanted)
         chosen = choose(candidates, body, ask.model if ask else body.get("model"),
                         ask.framing if ask else None, exact_only=exact_only)
         if isinstance(chosen, Miss):

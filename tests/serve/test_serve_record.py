@@ -182,6 +182,33 @@ def test_hybrid_mode_replays_a_match_and_relays_and_records_the_rest(tmp_path):
     no_key_in(serve.log())
 
 
+def test_hybrid_mode_with_as_relays_and_records_before_any_recording_of_its_dialect(tmp_path):
+    # --as found no recording of the dialect and answered every request with a 422 miss:
+    # nothing was ever relayed, so nothing was ever recorded.
+    anthropic = pytest.importorskip("anthropic")
+    upstream = Catcher("127.0.0.1", answer=hostile)
+    folder = tmp_path / "hybrid-as"
+    serve = ServeProcess("--upstream", upstream.base, "--provider", "anthropic", "--record-dir", str(folder),
+                         "--mode", "hybrid", "--as", "anthropic", "--speed", "0",
+                         env={"ANTHROPIC_API_KEY": KEY})
+    client = anthropic.Anthropic(base_url=serve.base, api_key="client-side-key", max_retries=0)
+
+    def ask() -> str:
+        with client.messages.stream(model="claude-x", max_tokens=10, messages=[{"role": "user", "content": "Hi"}]) as s:
+            return "".join(s.text_stream)
+
+    try:
+        assert ask() == "Hello ñ" and len(upstream.seen) == 1
+        serve.wait_for(re.compile(r"recorded v1-messages-"))
+        assert ask() == "Hello ñ" and len(upstream.seen) == 1  # the second from DIR
+        serve.wait_for(re.compile(r'"POST /v1/messages" 200 .*from /v1-messages-'))
+    finally:
+        assert serve.stop() == 130
+        upstream.close()
+    assert len(list(folder.glob("*.rec"))) == 1
+    no_key_in(serve.log())
+
+
 def test_the_sdk_records_once_and_runs_offline(tmp_path):
     anthropic = pytest.importorskip("anthropic")
     upstream = Catcher("127.0.0.1", answer=hostile)
