@@ -48,7 +48,7 @@ from .asgi import (MAX_REQUEST_SIZE, Departure, RequestBody, encode_headers, jso
 from .assemble import assemble, can_assemble
 from .faults import End, FaultError, FaultPlan, Wait, Write, error_answer, error_body, parse_faults, shape
 from .gate import NOTE
-from .match import Miss, choose, parse_body
+from .match import Miss, apart, choose, parse_body
 from .quirks import QuirkError, apply_quirks
 from .routes import ENDPOINTS, Ask, ask_of, find_endpoint
 from .streams import Catalogue, Stream
@@ -138,7 +138,8 @@ class StreamApp:
                 plan = plan.clean()
         stream = found.stream if found else None
         if stream is not None:
-            notes.append(f"{'' if found.stream_wanted else 'assembled '}from {stream.name}")
+            whole = found.stream_wanted or stream.streamed is False
+            notes.append(f"{'' if whole else 'assembled '}from {stream.name}")
         if plan.describe():
             notes.append(plan.describe())
         gone = Departure(receive)
@@ -202,6 +203,7 @@ class StreamApp:
             candidates, why = self._candidates(hit, ask, recorded)
             if why:  # in hybrid mode, none yet of its dialect: relayed, and recorded
                 return None if exact_only else Found(miss=why, shape=shape, stream_wanted=stream_wanted)
+            candidates = apart(candidates, body, stream_wanted)
         chosen = choose(candidates, body, ask.model if ask else body.get("model"),
                         ask.framing if ask else None, exact_only=exact_only)
         if isinstance(chosen, Miss):
@@ -237,7 +239,9 @@ class StreamApp:
         steps = stream.steps(speed, plan.rate or self._rate)
         status, headers = stream.head()
         ending, comments = stream.ending, stream.is_sse
-        assembled = not found.stream_wanted and status < 300 and can_assemble(stream.dialect)
+        # (a recorded whole answer is replayed as it is)
+        assembled = not found.stream_wanted and status < 300 and stream.streamed is not False \
+            and can_assemble(stream.dialect)
         if assembled:
             status, headers, steps, ending = _assembled(stream, steps, speed)
             comments = False

@@ -10,7 +10,8 @@
 
 Among recordings that tie, those in the framing the request wants come first (Gemini's
 ``alt=sse`` or not). Anything else is a ``Miss``: its message names the nearest
-recordings and what differed, for the error the client sees. ``exact_only`` (hybrid
+recordings and what differed, for the error the client sees. Before that, ``apart``
+keeps a recorded whole answer (``"stream": false``) from a request for a stream. ``exact_only`` (hybrid
 mode, where a miss goes to the upstream) stops after step 1. Nothing here does I/O.
 """
 
@@ -93,6 +94,18 @@ def choose(candidates: list, body: dict, model: str | None = None, framing: str 
         return ranked[0]
     why = f"no recording has model {model}" if model else "the request names no model"
     return Miss(f"{why}, and {len(candidates)} could answer" + _nearest(ranked, wanted))
+
+
+def apart(candidates: list, body: dict, stream_wanted: bool) -> list:
+    """The candidates of the kind a request asks for: a streaming request never gets a
+    recorded whole answer (``streamed`` False); a request for a whole answer gets the one
+    recorded for exactly it when there is one, else any (a stream is assembled)."""
+    if stream_wanted:
+        return [s for s in candidates if s.streamed is not False]
+    wanted = normalised(body)
+    whole = [s for s in candidates if s.streamed is False and s.request_json is not None
+             and normalised(s.request_json) == wanted]
+    return whole or [s for s in candidates if s.streamed is not False] or candidates
 
 
 def _one_stream(streams: list) -> bool:

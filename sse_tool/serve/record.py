@@ -10,9 +10,9 @@ request was sent, from the injected clock, so a replay keeps the timing.
 
 A recording is written to a hidden temporary file (``.NAME.partial``, which ``serve``
 never loads) and renamed when the exchange ends, so a replay never sees half of one. Its
-name is the request path and a hash of the method and normalised body
-(``v1-chat-completions-3f2a9c1b7e04.rec``): recording the same request again replaces
-it, and requests that differ are kept apart. An exchange that got no response, or whose
+name is the request path and a hash of the method, the normalised body and whether it
+asks for a stream (``v1-chat-completions-3f2a9c1b7e04.rec``): recording the same request
+again replaces it, and requests that differ are kept apart. An exchange that got no response, or whose
 client left before the end, is not kept.
 """
 
@@ -25,13 +25,14 @@ import time
 from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 import orjson
 
 from ..recording import RecordingWriter
 from ..redact import Redactor
 from .match import normalised, parse_body
+from .routes import asks_stream
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -50,6 +51,10 @@ def recording_name(method: str, url: str, body: bytes) -> str:
     canonical = orjson.dumps(normalised(parsed), option=orjson.OPT_SORT_KEYS) if parsed else body
     said = not parts.query and len(path) <= 80 and _PLAIN.fullmatch(path) is not None
     rest = b"" if said else f" {parts.path}?{parts.query}".encode()
+    # A request for the whole answer and one for a stream are two recordings (the body
+    # less ``stream`` is the same): neither may replace the other.
+    if asks_stream(method, parts.path or "/", dict(parse_qsl(parts.query)), parsed or {}) is False:
+        rest += b" whole"
     digest = hashlib.sha256(method.encode() + b" " + canonical + rest).hexdigest()[:12]
     return f"{slug}-{digest}.rec"
 

@@ -106,6 +106,13 @@ def ask_of(endpoint: Endpoint, m: re.Match, query: dict[str, str], body: dict) -
                stream, framing)
 
 
+def asks_stream(method: str, path: str, query: dict[str, str], body: dict) -> bool | None:
+    """Whether a request to any provider's endpoint asks for a stream; None for another
+    path (its answer is served as recorded, whatever it is)."""
+    hit = find_endpoint(tuple(ENDPOINTS), method, path)
+    return ask_of(*hit, query, body).stream if hit else None
+
+
 class RouteError(ValueError):
     """A ``--route`` that cannot be read; the text says why."""
 

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 from ..errors import BadInput
 from ..framing import sniff
@@ -95,6 +95,23 @@ class Stream:
             found.append(self.summary.model)
         return tuple(dict.fromkeys(found))
 
+    @cached_property
+    def streamed(self) -> bool | None:
+        """Whether the recorded request asked for a stream: False for a recording of the
+        provider's whole JSON answer (``"stream": false``), which answers only requests
+        that ask for no stream, as recorded; None when that is not known."""
+        from .routes import asks_stream
+
+        rec = self.recording
+        if rec is None or rec.request is None:
+            return None
+        parts = urlsplit(rec.request.url)
+        asked = asks_stream(rec.request.method, parts.path or "/", dict(parse_qsl(parts.query)),
+                            self.request_json or {})
+        if asked is False and (self.is_sse or "ndjson" in self.header("content-type")):
+            return None  # a stream came anyway (a body without "stream", sent by fetch)
+        return asked
+
     @property
     def recorded_path(self) -> str | None:
         rec = self.recording
@@ -105,9 +122,10 @@ class Stream:
     @cached_property
     def dialect(self) -> str | None:
         """normalize's name for the provider dialect it answers in (from the recorded
-        request's path for an error answer, whose body is no stream)."""
+        request's path for an error answer or a whole answer, whose body is no stream)."""
         rec = self.recording
-        if rec is not None and rec.response is not None and rec.response.status >= 400:
+        if rec is not None and rec.response is not None and (
+                rec.response.status >= 400 or self.streamed is False):
             from .routes import ENDPOINTS
 
             path = self.recorded_path or ""

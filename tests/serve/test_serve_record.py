@@ -209,6 +209,58 @@ def test_hybrid_mode_with_as_relays_and_records_before_any_recording_of_its_dial
     no_key_in(serve.log())
 
 
+MESSAGE = {"id": "msg_2", "type": "message", "role": "assistant", "model": "claude-x",
+           "content": [{"type": "text", "text": "Whole answer"}], "stop_reason": "end_turn",
+           "stop_sequence": None, "usage": {"input_tokens": 3, "output_tokens": 2}}
+
+
+def whole_or_stream(seen) -> list[bytes]:
+    """Anthropic's whole JSON message for a request without ``stream``, else ``hostile``'s stream."""
+    if json.loads(seen.body or b"{}").get("stream") is True:
+        return hostile(seen)
+    body = json.dumps(MESSAGE).encode()
+    return [b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n"
+            b"Connection: close\r\n\r\n" % len(body), body]
+
+
+def test_a_recorded_whole_answer_replays_as_recorded_and_only_to_a_request_for_one(tmp_path):
+    # The JSON answer was "assembled" as if a stream (and cut), and a request for a stream
+    # with the same body was answered with it; the two were one recording.
+    anthropic = pytest.importorskip("anthropic")
+    upstream = Catcher("127.0.0.1", answer=whole_or_stream)
+    folder = tmp_path / "kinds"
+    messages = [{"role": "user", "content": "Hi"}]
+
+    def whole(serve) -> str:
+        client = anthropic.Anthropic(base_url=serve.base, api_key="k", max_retries=0)
+        return client.messages.create(model="claude-x", max_tokens=10, messages=messages).content[0].text
+
+    def streamed(serve) -> str:
+        client = anthropic.Anthropic(base_url=serve.base, api_key="k", max_retries=0)
+        with client.messages.stream(model="claude-x", max_tokens=10, messages=messages) as s:
+            return "".join(s.text_stream)
+
+    serve = ServeProcess("--upstream", upstream.base, "--provider", "anthropic", "--record-dir", str(folder),
+                         "--mode", "hybrid", "--speed", "0", env={"ANTHROPIC_API_KEY": KEY})
+    try:
+        assert whole(serve) == "Whole answer" and len(upstream.seen) == 1
+        serve.wait_for(re.compile(r"recorded v1-messages-"))
+        assert whole(serve) == "Whole answer" and len(upstream.seen) == 1  # replayed
+        assert streamed(serve) == "Hello ñ" and len(upstream.seen) == 2  # relayed: no stream recorded yet
+        first = serve.wait_for(re.compile(r"recorded (v1-messages-\w+\.rec)"))[1]
+        serve.wait_for(re.compile(rf"recorded (?!{first})v1-messages-"))
+    finally:
+        assert serve.stop() == 130
+        upstream.close()
+    assert len(list(folder.glob("*.rec"))) == 2
+    offline = ServeProcess("--speed", "0", "--as", "anthropic", "--record-dir", str(folder))
+    try:
+        assert whole(offline) == "Whole answer" and streamed(offline) == "Hello ñ"
+        assert "assembled" not in offline.log()
+    finally:
+        assert offline.stop() == 130
+
+
 def test_the_sdk_records_once_and_runs_offline(tmp_path):
     anthropic = pytest.importorskip("anthropic")
     upstream = Catcher("127.0.0.1", answer=hostile)
@@ -267,5 +319,8 @@ def test_requests_that_differ_in_their_query_or_an_unspelled_path_get_two_record
     # a plain path without a query is named as before (method and body in the hash)
     import hashlib
 
-    assert recording_name("POST", "http://u/v1/messages", b"") == \
-        f"v1-messages-{hashlib.sha256(b'POST ').hexdigest()[:12]}.rec"
+    assert recording_name("POST", "http://u/v1/messages", b'{"stream": true}') == \
+        f"v1-messages-{hashlib.sha256(b'POST {}').hexdigest()[:12]}.rec"
+    # a request for the whole answer is not the same recording as one for a stream
+    assert recording_name("POST", "http://u/v1/messages", b'{"stream": false}') != \
+        recording_name("POST", "http://u/v1/messages", b'{"stream": true}')
