@@ -243,7 +243,16 @@ class StreamApp:
         assembled = not found.stream_wanted and status < 300 and stream.streamed is not False \
             and can_assemble(stream.dialect)
         if assembled:
-            status, headers, steps, ending = _assembled(stream, steps, speed)
+            if why := _not_for_whole_answers(plan):
+                notes.append("fault refused: stream: false")
+                await respond(send, 400, [("Content-Type", "application/json")],
+                              error_body(found.shape or "openai", 400, why))
+                return
+            cut = None
+            if plan.cut_after_events is not None:  # the answer of the stream cut there
+                cut = _cut_after_events(steps, plan.cut_after_events)
+                plan = replace(plan, cut_after_events=None)
+            status, headers, steps, ending = _assembled(stream, cut or steps, speed, cut=cut is not None)
             comments = False
         elif last_id and comments and status < 300:
             point = stream.ids.after.get(last_id)
@@ -335,13 +344,42 @@ class StreamApp:
         return "\n".join(lines) + "\n"
 
 
-def _assembled(stream: Stream, steps: list[Step], speed: float):
+def _not_for_whole_answers(plan: FaultPlan) -> str:
+    """Why a fault cannot shape a whole (``stream: false``) answer, which has no events
+    and no stream for a wire quirk to change; "" when it can."""
+    asked = [f"quirk={','.join(plan.quirk)}"] if plan.quirk else []
+    if plan.close_after_events is not None:
+        asked.insert(0, f"close_after_events={plan.close_after_events}")
+    if not asked:
+        return ""
+    return (f"sse-tool serve: {' and '.join(asked)} shape{'' if len(asked) > 1 else 's'} a "
+            "stream, and a request without one (stream: false) gets the whole answer at once: "
+            "ask for a stream, or use cut_after_events, cut_after_bytes or status")
+
+
+def _cut_after_events(steps: list[Step], n: int) -> list[Step] | None:
+    """The steps of the stream up to the end of its event ``n``; None when it has fewer."""
+    out, waited = [], 0.0
+    for action in shape(steps, FaultPlan(cut_after_events=n), comments=False):
+        if isinstance(action, Wait):
+            waited += action.seconds or 0.0
+        elif isinstance(action, Write):
+            out.append(Step(waited, action.data))
+            waited = 0.0
+        elif isinstance(action, End):
+            return out if action.cut else None
+    return None
+
+
+def _assembled(stream: Stream, steps: list[Step], speed: float, *, cut: bool = False):
     """Head, steps and ending of the non-streaming answer: the provider's JSON when the
-    whole stream has arrived (its recorded end, or its last write), or a cut."""
-    answer = assemble(summarize(stream.body))
+    whole stream has arrived (its recorded end, or its last write), or a cut. With
+    ``cut``, ``steps`` are the stream cut short (``cut_after_events``), which has no whole
+    answer but an error it reported before."""
+    answer = assemble(summarize(b"".join(s.data for s in steps) if cut else stream.body))
     rec = stream.recording
     total = sum(s.delay for s in steps)
-    if rec is not None and rec.end is not None and speed:
+    if rec is not None and rec.end is not None and speed and not cut:
         total = max(total, rec.end.time / speed)
     keep = [(n, v) for n, v in stream.head()[1] if n.lower().startswith(("x-", "request-id",
                                                                           "anthropic-", "openai-"))]

@@ -259,3 +259,30 @@ def test_an_sdk_retrying_a_rate_limit_meets_it_once(served):
     message = client.messages.create(model="c", max_tokens=5, messages=MESSAGES)
     assert message.content[0].text == "Hello"
     served.wait_for(__import__("re").compile(r'"POST /anthropic/text-short/v1/messages" 529 .*times=1'))
+
+
+# -- faults on a request for the whole answer -----------------------------------------------
+
+@pytest.mark.parametrize("fault", ["close_after_events=2", "quirk=error-after-200", "quirk=hold-open",
+                                   "quirk=split-utf8"])
+def test_a_stream_fault_asked_of_a_whole_answer_is_a_400_that_says_so(served, fault):
+    # They were ignored: a full 200 answer, as if no fault had been asked for.
+    path = FIXTURES / "openai-chat" / "openai-text-usage.sse"
+    client = openai_client(served, path, default_headers={"X-Sse-Tool-Fault": fault})
+    with pytest.raises(openai.BadRequestError) as exc:
+        client.chat.completions.create(model="gpt-4o-mini", messages=MESSAGES)
+    assert fault in str(exc.value) and "stream: false" in str(exc.value)
+    if fault != "quirk=error-after-200":  # (which the SDK raises, as it should)
+        got = client.chat.completions.create(model="gpt-4o-mini", messages=MESSAGES, stream=True)
+        assert [c for c in got]  # a stream takes it
+
+
+def test_cut_after_events_cuts_a_whole_answer_as_the_cut_stream_would(served):
+    path = FIXTURES / "openai-chat" / "openai-text-usage.sse"
+    client = openai_client(served, path, default_headers={"X-Sse-Tool-Fault": "cut_after_events=2"})
+    with pytest.raises(openai.APIConnectionError):
+        client.chat.completions.create(model="gpt-4o-mini", messages=MESSAGES)
+    # past its last event the fault never comes: the whole answer
+    client = openai_client(served, path, default_headers={"X-Sse-Tool-Fault": "cut_after_events=999"})
+    assert client.chat.completions.create(model="gpt-4o-mini", messages=MESSAGES).choices[0].message.content \
+        == expected(path)[0]
