@@ -250,7 +250,7 @@ class Relay:
         try:
             await asyncio.wait({pump, left}, return_when=asyncio.FIRST_COMPLETED)
             if not pump.done():
-                notes.append("client left: upstream request closed")
+                notes.append("client left")  # (the pump says what became of the upstream)
                 pump.cancel()
             await asyncio.gather(pump, return_exceptions=True)
         finally:
@@ -273,6 +273,9 @@ class Relay:
                     hasher=None) -> None:
         try:
             response = await self._client.send(request, stream=True)
+        except asyncio.CancelledError:
+            notes.append("upstream request closed")
+            raise
         except TooLarge:
             notes.append("request body over the limit: upstream request abandoned")
             await respond(send, *too_large(self._limit))
@@ -306,6 +309,9 @@ class Relay:
                 await self._scrubbed(response, send, notes, take)
             else:
                 await self._raw(response, send, notes)
+        except asyncio.CancelledError:
+            notes.append("upstream request closed")
+            raise
         finally:
             await response.aclose()
 

@@ -133,7 +133,7 @@ def test_a_client_going_away_closes_the_upstream_request(relay, upstream, client
     with client.stream("GET", relay.url("/drip?delay=0.02"), headers=AUTH) as r:
         assert next(r.iter_raw()).startswith(b"data: ")
     assert upstream.disconnected["default"].wait(10)
-    relay.wait_for(re.compile(r'"GET /drip\?delay=0.02" 200 .*client left'))
+    relay.wait_for(re.compile(r'"GET /drip\?delay=0.02" 200 .*client left; upstream request closed'))
 
 
 def test_without_the_token_the_relay_answers_401_and_forwards_nothing(relay, upstream, client):

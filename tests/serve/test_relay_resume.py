@@ -276,6 +276,8 @@ def test_a_stream_nobody_came_back_for_is_closed_upstream(client):
             read_events(r, 2)
         time.sleep(0.5)
         assert not upstream.disconnected["default"].is_set()  # read on while it may be resumed
+        line = serve.wait_for(re.compile(r'"GET /drip\?delay=0.02" 200 .*client left.*'))[0]
+        assert "upstream request closed" not in line and "the upstream is read on" in line
         assert upstream.disconnected["default"].wait(5)  # then let go
     finally:
         assert serve.stop() == 130
