@@ -103,6 +103,31 @@ def _escaped(m: re.Match) -> str:
     return "\t" if m.group() == "\t" else f"\\x{ord(m.group()):02x}"
 
 
+def wait(seconds: float, fd: int = 1) -> None:
+    """``time.sleep(seconds)`` that ends as a closed pipe (BrokenPipeError) as soon as the
+    reader of ``fd`` has gone (the pipe's write end polls POLLERR, a terminal POLLHUP):
+    a wait for a reconnection, a retry or a replay's next chunk must not outlive the
+    pipe it would write to (``| head``), nor keep an upstream waiting on a process that has
+    nothing left to do. A file, or a descriptor poll cannot watch, waits the time."""
+    import select
+    import time
+
+    deadline = time.monotonic() + seconds
+    try:
+        poller = select.poll()
+        poller.register(fd, 0)  # (errors and hang-ups are always reported)
+    except (AttributeError, OSError, ValueError):
+        time.sleep(seconds)
+        return
+    while (left := deadline - time.monotonic()) > 0:
+        for _, events in poller.poll(left * 1000 + 1):
+            if events & (select.POLLERR | select.POLLHUP):
+                raise BrokenPipeError("the reader of the output has gone")
+            if events & select.POLLNVAL:  # not open: writing will say so
+                time.sleep(max(0.0, deadline - time.monotonic()))
+                return
+
+
 def read_fd(fd: int, size: int = READ_SIZE) -> Iterator[bytes]:
     """Chunks as they arrive: os.read returns what a pipe holds, it does not wait to fill."""
     while chunk := os.read(fd, size):

@@ -350,7 +350,7 @@ def _run(out, request, timeouts, redactor, say, *, http2, location, max_redirs, 
     def trace(event, info):  # for -w: when the connection was made, and so on
         transfer.trace(time.monotonic() - start, event, info)
     options = dict(http2=http2, follow_redirects=location, max_redirects=max_redirs,
-                   trace=trace if transfer is not None else None)
+                   trace=trace if transfer is not None else None, sleep=_edge.wait)
     if reconnect is _NO_RECONNECT:
         items = stream(request, timeouts=timeouts, policy=RetryPolicy(retry, partial=retry_partial, base=retry_delay),
                        **options)

@@ -13,7 +13,7 @@ import typer
 
 from ..errors import ExitCode, SseToolError
 from ..marker import NO_STREAM, exit_marker
-from ._edge import Output, inputs, run_stage, warn
+from ._edge import Output, inputs, run_stage, wait, warn
 
 EPILOG = """\b
 Examples:
@@ -96,7 +96,7 @@ def replay(
             plan = replay_recording(parse_recording(data.split(b"\n")), speed)
         else:
             plan = Replay(rate_steps(data, parse_rate(rate or DEFAULT_RATE), speed), 0.0, ExitCode.OK, "")
-        play(plan, out.send)
+        play(plan, out.send, sleep=wait)
         if plan.message and not (plan.exit_code and out.read_by_a_stage()):
             warn("replay", plan.message)  # (a later stage of ours says a failure marked in-band)
         if plan.exit_code:  # the recorded failure, in-band for the later stages

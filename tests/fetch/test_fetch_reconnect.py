@@ -5,8 +5,10 @@ process, piped into ``frame``. The output must frame as the uncut stream does.""
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
+import time
 
 import httpx
 import pytest
@@ -221,6 +223,7 @@ def served(tmp_path_factory):
     folder = tmp_path_factory.mktemp("ids")
     (folder / "short.sse").write_bytes(b"".join(b for _, b in blocks_with_ids(SHORT, 2)))
     (folder / "ticks.sse").write_bytes(b"".join(b for _, b in PLAIN))
+    (folder / "patient.sse").write_bytes(b"retry: 60000\nid: 1\ndata: a\n\nid: 2\ndata: b\n\n")
     serve = ServeProcess("--speed", "0", str(folder))
     yield serve, folder
     assert serve.stop() == 130
@@ -287,6 +290,21 @@ def test_reconnect_and_retry_partial_are_one_or_the_other():
     for option in (["--reconnect"], ["--reconnect-delay", "1ms"]):
         done = fetch("http://127.0.0.1:9/", *option, "--retry-partial")
         assert done.returncode == 2 and "give one" in done.stderr
+
+
+def test_a_reader_that_leaves_during_the_wait_ends_fetch_at_once(served):
+    # the stream asks for a minute between connections: fetch waited it out, then opened
+    # another upstream connection, and only then found the pipe closed
+    serve, _ = served
+    proc = subprocess.Popen([*SSE_TOOL, "fetch", "--reconnect", serve.url("/patient?close_after_events=1")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=clean_env())
+    first = b""
+    while not first.endswith(b"\n\n"):
+        first += os.read(proc.stdout.fileno(), 100)
+    started = time.monotonic()
+    proc.stdout.close()  # like `| head -c 5`, during the minute's wait
+    assert proc.wait(30) == 141 and time.monotonic() - started < 30
+    assert proc.stderr.read().decode().count("reconnect 1 in 60s") == 1
 
 
 def test_a_reconnect_delay_alone_asks_for_reconnection(served):

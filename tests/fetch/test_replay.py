@@ -280,6 +280,19 @@ def test_replay_into_a_closed_pipe_exits_quietly(tmp_path):
     assert proc.stderr.read() == b""
 
 
+def test_a_reader_that_leaves_during_a_wait_ends_the_replay_at_once(tmp_path):
+    # a minute to the next event: replay noticed the closed pipe only when it wrote it
+    path = tmp_path / "slow.sse"
+    path.write_bytes(b"data: a\n\ndata: b\n\n")
+    proc = subprocess.Popen([*SSE_TOOL, "replay", "--rate", "0.0167ev", str(path)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=clean_env())
+    assert os.read(proc.stdout.fileno(), 100) == b"data: a\n\n"  # the first event, at once
+    started = time.monotonic()
+    proc.stdout.close()  # like `| head -1`, while replay waits for the next event
+    assert proc.wait(30) == 141 and time.monotonic() - started < 30
+    assert proc.stderr.read() == b""
+
+
 @pytest.mark.parametrize("speed", ["1e-300", "-1", "nan", "inf", "0.0001"])
 def test_a_speed_that_would_overflow_the_clock_is_a_usage_error(tmp_path, speed):
     path = write(tmp_path, make_recording([(0.0, b"data: a\n\n"), (1.0, b"data: b\n\n")]))
