@@ -36,8 +36,8 @@ def summary(draft: Draft, now: float, text: str | None = None, first: bool = Tru
 
 def tool_line(call: dict, limit: int = 200) -> str:
     """One line for a tool call, safe to show on a terminal (its name and arguments are the
-    model's text: their controls made visible and line ends flattened before the arguments are cut, so a cut never
-    leaves half an escape sequence). A call the end record says is not whole JSON says so
+    model's text: their controls made visible and line ends flattened before the arguments
+    are cut, so a cut never leaves half an escape sequence). A call the end record says is not whole JSON says so
     first, where cutting the line to a width cannot hide it: it must not be run."""
     args = " ".join(safe(call["arguments"]).split())
     if len(args) > limit:

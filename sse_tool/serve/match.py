@@ -11,8 +11,9 @@
 Among recordings that tie, those in the framing the request wants come first (Gemini's
 ``alt=sse`` or not). Anything else is a ``Miss``: its message names the nearest
 recordings and what differed, for the error the client sees. Before that, ``apart``
-keeps a recorded whole answer (``"stream": false``) from a request for a stream. ``exact_only`` (hybrid
-mode, where a miss goes to the upstream) stops after step 1. Nothing here does I/O.
+keeps a recorded whole answer (``"stream": false``) from a request for a stream.
+``exact_only`` (hybrid mode, where a miss goes to the upstream) stops after step 1.
+Nothing here does I/O.
 """
 
 from __future__ import annotations

@@ -12,8 +12,8 @@ A recording is written to a hidden temporary file (``.NAME.partial``, which ``se
 never loads) and renamed when the exchange ends, so a replay never sees half of one. Its
 name is the request path and a hash of the method, the normalised body and whether it
 asks for a stream (``v1-chat-completions-3f2a9c1b7e04.rec``): recording the same request
-again replaces it, and requests that differ are kept apart. An exchange that got no response, or whose
-client left before the end, is not kept.
+again replaces it, and requests that differ are kept apart. An exchange that got no
+response, or whose client left before the end, is not kept.
 """
 
 from __future__ import annotations
