@@ -36,8 +36,12 @@ class ExitCode(IntEnum):
     FINDINGS = 10
     #: an output could not be written: stdout or stderr closed, or the disk full
     OUTPUT = 11
+    #: SIGHUP (``render``: its view ended as on Ctrl-C; 128 + the signal, as a shell says it)
+    HANGUP = 129
     #: SIGINT
     INTERRUPTED = 130
+    #: SIGTERM (``render``, as SIGHUP)
+    TERMINATED = 143
     #: downstream closed the pipe
     BROKEN_PIPE = 141
 
@@ -62,7 +66,7 @@ class Terminated(BaseException):
     def __init__(self, signum: int, name: str) -> None:
         super().__init__(name)
         self.signum = signum
-        self.exit_code = 128 + signum
+        self.exit_code = ExitCode(128 + signum)
 
 
 class BadInput(SseToolError):

@@ -113,6 +113,7 @@ Exit status (every command):
   4 provider error   5 bad input   6 HTTP error   7 network failure   8 timeout
   9 stopped early (only with --strict)   10 findings (check, inspect --fail-on)
   11 output failed   130 interrupted   141 the reader closed the pipe
+  129, 143 render ended by SIGHUP, SIGTERM
 
 \b
 Environment:
