@@ -89,10 +89,8 @@ MIN_COLUMNS = 2
 
 def _is_terminal() -> bool:
     """The live view: stdout a terminal, not a dumb one, wide enough (else the plain view)."""
-    import shutil
-
     return sys.stdout is not None and sys.stdout.isatty() and os.environ.get("TERM") != "dumb" \
-        and shutil.get_terminal_size().columns >= MIN_COLUMNS
+        and _measured()[0] >= MIN_COLUMNS
 
 
 def _stderr_elsewhere() -> bool:
@@ -125,11 +123,19 @@ def _terminal_view(color: str, **options):
                         colour_system=system, **options)
 
 
-def _size() -> tuple[int, int]:
+def _measured() -> tuple[int, int]:
+    """Columns and rows; 80x24 where the terminal does not say (a pseudo-terminal never
+    sized reports 0x0, which Python 3.10 passes on where later ones give the fallback)."""
     import shutil
 
-    size = shutil.get_terminal_size()  # (narrowed below MIN_COLUMNS after the start: laid out at it)
-    return max(size.columns, MIN_COLUMNS), max(size.lines, 1)
+    size = shutil.get_terminal_size()
+    return size.columns or 80, size.lines or 24
+
+
+def _size() -> tuple[int, int]:
+    """The view's size (a terminal narrowed below MIN_COLUMNS after the start: laid out at it)."""
+    columns, lines = _measured()
+    return max(columns, MIN_COLUMNS), max(lines, 1)
 
 
 def _write_terminal(text: str) -> None:

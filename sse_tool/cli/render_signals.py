@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import os
 
-# _signal, not signal: the C module is loaded already, while importing signal builds its
-# enums, start-up that every render would pay (as in entry.py)
+# _signal, as in entry.py: plain numbers are all this needs, not signal's enums (whose
+# look-ups cost more than the rest of setting the handlers)
 import _signal as signal
 
 from ..errors import Terminated

@@ -246,6 +246,19 @@ def test_render_no_color_and_color_never_win_over_force_color_on_a_terminal():
     assert not COLOUR.search(on_a_terminal("render", "--color", "never", str(CUT), FORCE_COLOR="1")[1])
 
 
+def test_a_terminal_that_does_not_say_its_size_gets_the_live_view_at_80_by_24(monkeypatch):
+    # a pseudo-terminal never sized is 0x0, which Python 3.10 passes on: read as 0 columns,
+    # too narrow for the live view, it got the plain one (no colour: the test above failed)
+    import shutil
+
+    from sse_tool.cli import render as render_cli
+
+    monkeypatch.setattr(shutil, "get_terminal_size", lambda *a, **k: os.terminal_size((0, 0)))
+    assert render_cli._measured() == (80, 24) and render_cli._size() == (80, 24)
+    monkeypatch.setattr(shutil, "get_terminal_size", lambda *a, **k: os.terminal_size((1, 5)))
+    assert render_cli._measured() == (1, 5) and render_cli._size() == (render_cli.MIN_COLUMNS, 5)
+
+
 def test_render_on_a_dumb_terminal_has_no_escape_even_with_color_always():
     code, out = on_a_terminal("render", "--color", "always", str(CUT), TERM="dumb", FORCE_COLOR="1")
     assert code == 3 and ESC not in out

@@ -279,7 +279,13 @@ def test_ctrl_c_at_a_random_moment_keeps_what_was_shown_marked_incomplete(seed):
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
 def test_sigterm_and_sighup_end_the_view_as_ctrl_c_does_and_exit_128_plus_the_signal(signum):
     answer = [line.rstrip() for line in _lines(5)]
-    term = render_term()
+    # (started with the signal's default action: under nohup, as a CI job may run, SIGHUP
+    # is ignored, and render rightly keeps an ignored signal ignored)
+    before = signal.signal(signum, signal.SIG_DFL)
+    try:
+        term = render_term()
+    finally:
+        signal.signal(signum, before)
     _feed(term, _records(answer)[:-1], random.Random(0), close=False)
     term.wait_for("provisional")
     os.kill(term.proc.pid, signum)
