@@ -378,8 +378,30 @@ def _interrupt_as_exception() -> None:
     try:
         if signal.getsignal(signal.SIGINT) is _interrupted:
             signal.signal(signal.SIGINT, signal.default_int_handler)
+            sys.unraisablehook = _interrupt_again(sys.unraisablehook)
     except ValueError:  # not the main thread
         pass
+
+
+def _interrupt_again(prior):
+    """Python drops a KeyboardInterrupt raised inside a weakref callback or ``__del__``
+    (an import's module-lock callback, say: a lazy import in a body), printing "Exception
+    ignored", and the stage went on as if Ctrl-C had never come (a fetch of a silent
+    server waited for ever). Such an interrupt is delivered again, to the code that runs
+    after the callback; any other lost exception is reported as before."""
+    import _thread
+    import signal
+
+    main = _thread.get_ident()  # (called in the main thread)
+
+    def hook(unraisable) -> None:
+        if unraisable.exc_type is not None and issubclass(unraisable.exc_type, KeyboardInterrupt):
+            # from another thread: raised in this one, the signal's handler would run here
+            # and be dropped again; sent to the main thread, it also ends a blocking wait
+            _thread.start_new_thread(signal.pthread_kill, (main, signal.SIGINT))
+        else:
+            prior(unraisable)
+    return hook
 
 
 def _silence_outputs(stderr: bool = True) -> None:

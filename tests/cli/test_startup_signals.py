@@ -24,6 +24,7 @@ import re
 import signal
 import socket
 import subprocess
+import sys
 import time
 
 import pytest
@@ -97,3 +98,26 @@ def test_sigint_at_random_moments_of_start_up_gives_only_130_and_no_traceback(st
     print(f"{stage}: {interpreter_own} of {TRIES} SIGINTs fell before sse-tool's first line, "
           f"{late_ones} of them after {late * 1000:.0f} ms")
     assert late_ones <= TRIES // 5, (late_ones, late)
+
+
+def test_an_interrupt_python_drops_in_a_callback_is_delivered_again():
+    # SIGINT landing in a weakref callback (an import's module-lock one) was dropped with
+    # "Exception ignored", and fetch then waited on a silent server for ever (seen once in CI)
+    script = """
+import signal, sys, time, weakref
+from sse_tool import entry
+from sse_tool.cli import _edge
+signal.signal(signal.SIGINT, entry._interrupted)
+_edge._interrupt_as_exception()
+class Thing: pass
+def callback(ref): raise KeyboardInterrupt
+thing = Thing(); ref = weakref.ref(thing, callback)
+try:
+    del thing  # the callback runs, raises, and Python drops it
+    time.sleep(10)  # waiting on something, as fetch on a silent server
+except KeyboardInterrupt:
+    sys.exit(130)
+sys.exit(0)
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, env=clean_env(), timeout=30)
+    assert (done.returncode, done.stderr) == (130, b""), done.stderr.decode(errors="replace")
